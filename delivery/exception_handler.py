@@ -1,0 +1,73 @@
+"""Maps every exception raised inside a DRF view to the contract's error body (decisions §1)."""
+
+import logging
+
+from django.core.exceptions import PermissionDenied
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import Http404
+from rest_framework import exceptions as drf_exceptions
+from rest_framework.response import Response
+
+from delivery.errors import ApplicationError, error_body
+
+logger = logging.getLogger(__name__)
+
+
+def flatten_validation_errors(detail, prefix: str = "") -> list[str]:
+    """Turns DRF's nested error detail into one message per problem, each naming its field."""
+    if isinstance(detail, dict):
+        messages = []
+        for field, value in detail.items():
+            name = field if field != "non_field_errors" else ""
+            path = f"{prefix}.{name}" if prefix and name else (name or prefix)
+            messages.extend(flatten_validation_errors(value, path))
+        return messages
+    if isinstance(detail, list):
+        messages = []
+        for index, value in enumerate(detail):
+            if isinstance(value, dict | list):
+                messages.extend(flatten_validation_errors(value, f"{prefix}[{index}]"))
+            else:
+                messages.extend(flatten_validation_errors(value, prefix))
+        return messages
+    text = str(detail)
+    field = prefix.rsplit(".", 1)[-1].split("[", 1)[0]
+    if not field or field.lower() in text.lower():
+        return [text]  # the message already names its field ("API key name is required")
+    return [f"{prefix}: {text}"]
+
+
+def api_exception_handler(exc, context):
+    if isinstance(exc, ApplicationError):
+        return Response(
+            error_body(exc.status_code, exc.message), status=exc.status_code, headers=exc.headers
+        )
+    if isinstance(exc, drf_exceptions.ValidationError):
+        return Response(error_body(400, flatten_validation_errors(exc.detail)), status=400)
+    if isinstance(exc, drf_exceptions.ParseError):
+        return Response(error_body(400, "Request body is not valid JSON"), status=400)
+    if isinstance(exc, drf_exceptions.UnsupportedMediaType):
+        return Response(error_body(415, "Content-Type must be application/json"), status=415)
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        return Response(error_body(405, f"Method {context['request'].method} not allowed"), 405)
+    if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
+        return Response(error_body(401, str(exc.detail)), status=401)
+    if isinstance(exc, drf_exceptions.Throttled):
+        wait = max(1, int(exc.wait or 1))
+        return Response(
+            error_body(429, "Too many requests"), status=429, headers={"Retry-After": str(wait)}
+        )
+    if isinstance(exc, drf_exceptions.APIException):
+        return Response(error_body(exc.status_code, str(exc.detail)), status=exc.status_code)
+    if isinstance(exc, Http404):
+        return Response(error_body(404, "Not found"), status=404)
+    if isinstance(exc, PermissionDenied):
+        return Response(error_body(403, "Forbidden"), status=403)
+    if isinstance(exc, OperationalError | InterfaceError):
+        # The database is away: answer fast with 503 instead of hanging or leaking SQL.
+        logger.error("database unavailable: %s", exc.__class__.__name__)
+        return Response(error_body(503, "Service temporarily unavailable"), status=503)
+    if isinstance(exc, DatabaseError):
+        logger.exception("database error")
+        return Response(error_body(500, "Internal server error"), status=500)
+    return None  # ApiErrorMiddleware renders and logs anything else as a 500.

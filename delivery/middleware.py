@@ -1,0 +1,109 @@
+"""Request ids and the JSON error layer for everything under /api/ (decisions §1)."""
+
+import contextvars
+import logging
+import re
+import uuid
+from http import HTTPStatus
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
+from django.http import JsonResponse
+
+from delivery.errors import error_body
+
+logger = logging.getLogger(__name__)
+
+request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+
+# A client-sent id is echoed only when it is short and harmless in logs and headers.
+_CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+
+
+class RequestIdLogFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = request_id_var.get()
+        return True
+
+
+class RequestIdMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        sent = request.headers.get("X-Request-Id", "")
+        request_id = sent if _CLIENT_REQUEST_ID.match(sent) else uuid.uuid4().hex
+        request.request_id = request_id
+        token = request_id_var.set(request_id)
+        try:
+            response = self.get_response(request)
+        finally:
+            request_id_var.reset(token)
+        response["X-Request-Id"] = request_id
+        return response
+
+
+def is_api_request(request) -> bool:
+    return request.path.startswith("/api/") or request.path == "/api"
+
+
+def json_error(status: int, message: str | list[str], headers: dict | None = None) -> JsonResponse:
+    response = JsonResponse(error_body(status, message), status=status)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+class ApiErrorMiddleware:
+    """Gives every /api/ error the contract body, whoever made it (resolver, Django, a crash)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if is_api_request(request):
+            too_large = self._body_too_large(request)
+            if too_large:
+                return too_large
+        response = self.get_response(request)
+        if is_api_request(request) and response.status_code >= 400:
+            content_type = response.get("Content-Type", "")
+            if not content_type.startswith("application/json"):
+                return self._as_json(response)
+        return response
+
+    @staticmethod
+    def _body_too_large(request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return json_error(400, "Content-Length header is not valid")
+        if length > settings.MAX_REQUEST_BODY_BYTES:
+            return json_error(413, "Request body must not exceed 1 MiB")
+        return None
+
+    @staticmethod
+    def _as_json(response):
+        status = response.status_code
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = "Error"
+        message = "Not found" if status == 404 else phrase
+        replacement = json_error(status, message)
+        for header in ("Allow", "Retry-After", "WWW-Authenticate"):
+            if header in response:
+                replacement[header] = response[header]
+        return replacement
+
+    def process_exception(self, request, exception):
+        if not is_api_request(request):
+            return None
+        if isinstance(exception, RequestDataTooBig):
+            return json_error(413, "Request body must not exceed 1 MiB")
+        if isinstance(exception, OperationalError | InterfaceError):
+            logger.error("database unavailable: %s", exception.__class__.__name__)
+            return json_error(503, "Service temporarily unavailable")
+        logger.exception("unhandled error on %s %s", request.method, request.path)
+        return json_error(500, "Internal server error")

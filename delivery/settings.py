@@ -1,0 +1,237 @@
+"""Settings for the delivery service, all from the environment (decisions §10).
+
+Development defaults work on a machine with PostgreSQL and Redis on localhost.
+With DEBUG=false every secret must be given explicitly; the service refuses to start otherwise.
+"""
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+DEBUG = env.bool("DEBUG", default=True)
+
+# Development-only fallbacks: never used when DEBUG is false (checked below).
+_DEV_SECRET_KEY = "dev-insecure-secret-key-do-not-use-in-production"
+_DEV_PROVISIONING_SECRET = "dev-provisioning-secret"
+_DEV_FIELD_ENCRYPTION_KEY = "AoUWDpBfIY2F-seBuhOrr3Mfj8b-FUHmU17_EY2C6mE="
+
+
+def _secret(name: str, dev_default: str) -> str:
+    value = env.str(name, default="")
+    if value:
+        return value
+    if DEBUG:
+        return dev_default
+    raise ImproperlyConfigured(f"{name} must be set when DEBUG is false")
+
+
+SECRET_KEY = _secret("SECRET_KEY", _DEV_SECRET_KEY)
+PROVISIONING_SECRET = _secret("PROVISIONING_SECRET", _DEV_PROVISIONING_SECRET)
+FIELD_ENCRYPTION_KEY = _secret("FIELD_ENCRYPTION_KEY", _DEV_FIELD_ENCRYPTION_KEY)
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+SERVICE_NAME = env.str("SERVICE_NAME", default="delivery")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "tenants",
+    "provisioning",
+    "webhooks",
+]
+
+MIDDLEWARE = [
+    "delivery.middleware.RequestIdMiddleware",
+    "delivery.middleware.ApiErrorMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "delivery.urls"
+WSGI_APPLICATION = "delivery.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/delivery")
+}
+# Persistent connections: a new connection per request was measured 5x slower (BENCH.md).
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DATABASES["default"].setdefault("OPTIONS", {})
+# A request must fail rather than hang when PostgreSQL is away.
+DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
+
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": SERVICE_NAME,
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+    }
+}
+
+AUTH_USER_MODEL = "tenants.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {
+        "NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator",
+        "OPTIONS": {"user_attributes": ("email", "name")},
+    },
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 10},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "static"
+
+# decisions §1: a body over 1 MiB answers 413.
+MAX_REQUEST_BODY_BYTES = 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
+
+# decisions §0: every path works with and without a trailing slash, with no redirect.
+APPEND_SLASH = False
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "delivery.exception_handler.api_exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "UNAUTHENTICATED_TOKEN": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Delivery orchestration service",
+    "DESCRIPTION": "Multi-tenant last-mile delivery platform. Contract: shared/spec.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "PREPROCESSING_HOOKS": ["delivery.routing.drop_slashed_duplicates"],
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Email (decisions §3): SMTP in production, console in development.
+globals().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default=f"no-reply@{SERVICE_NAME}.local")
+INVITE_URL_TEMPLATE = env.str(
+    "INVITE_URL_TEMPLATE",
+    default="http://localhost:8000/api/provisioning/invite/{token}",
+)
+
+# Rate limits (decisions §4). Counters live in the Django cache (Redis).
+RATELIMIT_ENABLE = env.bool("RATELIMIT_ENABLE", default=True)
+RATELIMIT_USE_CACHE = "default"
+# Redis down must not take the API down: limits fail open (with an error log).
+RATELIMIT_FAIL_OPEN = True
+API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="600/m")
+INVITE_RATE_LIMIT = env.str("INVITE_RATE_LIMIT", default="60/h")
+PROVISIONING_RATE_LIMITS = {
+    "organizations.list": "120/h",
+    "organizations.create": "30/h",
+    "admins.add": "60/h",
+    "admins.resend_invite": "30/h",
+    "admins.reset_password": "30/h",
+    "api_keys.list": "120/h",
+    "api_keys.create": "60/h",
+    "api_keys.rotate": "60/h",
+    "api_keys.revoke": "60/h",
+    "api_keys.update": "60/h",
+}
+
+# Webhooks (decisions §3, §7).
+WEBHOOK_ALLOW_PRIVATE_URLS = env.bool("WEBHOOK_ALLOW_PRIVATE_URLS", default=DEBUG)
+WEBHOOK_RETRY_SCHEDULE = [
+    int(s) for s in env.list("WEBHOOK_RETRY_SCHEDULE", default=["0", "60", "300", "1800", "7200"])
+]
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+
+# Geocoding (decisions §9).
+GEOCODER = env.str("GEOCODER", default="local")
+NOMINATIM_URL = env.str("NOMINATIM_URL", default="http://localhost:8080")
+
+# Celery: Redis broker; tasks acknowledged after they ran so a killed worker loses nothing.
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE: dict = {}
+
+# Benchmark reference endpoints (BENCH.md) are served only when this is on.
+BENCH_ENDPOINTS = env.bool("BENCH_ENDPOINTS", default=False)
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+if not DEBUG:
+    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
+    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "delivery.middleware.RequestIdLogFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["request_id"],
+            "formatter": "plain",
+        }
+    },
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.request": {"level": "ERROR"}},
+}

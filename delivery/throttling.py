@@ -1,0 +1,47 @@
+"""DRF throttle classes backed by django-ratelimit on Redis (decisions §4)."""
+
+from django.conf import settings
+from rest_framework.throttling import BaseThrottle
+
+from delivery.ratelimit import client_address, enforce_rate_limit
+
+
+class ProvisioningThrottle(BaseThrottle):
+    """The interface's per-endpoint hourly limits, counted against the caller's secret.
+
+    The view names its limit per HTTP method in `rate_limits` (keys of PROVISIONING_RATE_LIMITS).
+    """
+
+    def allow_request(self, request, view) -> bool:
+        name = view.rate_limits.get(request.method)
+        if name:
+            enforce_rate_limit(
+                request,
+                group=f"provisioning:{name}",
+                key=request.user.rate_limit_key,
+                rate=settings.PROVISIONING_RATE_LIMITS[name],
+            )
+        return True
+
+
+class ClientAddressThrottle(BaseThrottle):
+    """Public endpoints (invites, tracking): counted per client address."""
+
+    def allow_request(self, request, view) -> bool:
+        enforce_rate_limit(
+            request,
+            group=f"address:{view.rate_limit_group}",
+            key=client_address(request),
+            rate=getattr(settings, view.rate_limit_setting),
+        )
+        return True
+
+
+class ApiKeyThrottle(BaseThrottle):
+    """Integration and public endpoints: API_RATE_LIMIT per API key."""
+
+    def allow_request(self, request, view) -> bool:
+        enforce_rate_limit(
+            request, group="api-key", key=request.auth.key_id, rate=settings.API_RATE_LIMIT
+        )
+        return True

@@ -1,0 +1,209 @@
+"""Provisioning API (interface "Provisioning"): views only parse, call a service, render."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from delivery.schema import errors
+from delivery.throttling import ClientAddressThrottle
+from provisioning import selectors as provisioning_selectors
+from provisioning import services
+from provisioning.serializers import (
+    AdminAddedOutput,
+    AdminAddInput,
+    InviteAcceptedOutput,
+    InviteAcceptInput,
+    InviteReadOutput,
+    InviteResentOutput,
+    OrganizationCreatedOutput,
+    OrganizationCreateInput,
+    OrganizationListItemOutput,
+    PasswordResetInput,
+    PasswordResetOutput,
+)
+from tenants import selectors as tenant_selectors
+from tenants import services as tenant_services
+from tenants.api_bases import ProvisioningApiView, PublicApiView
+from tenants.serializers import (
+    ApiKeyCreateInput,
+    ApiKeyIssuedOutput,
+    ApiKeyListOutput,
+    ApiKeyRevokedOutput,
+    ApiKeyRotatedOutput,
+    ApiKeyUpdateInput,
+)
+
+TAG = ["provisioning"]
+
+
+def _validated(serializer_class, data):
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class OrganizationsApi(ProvisioningApiView):
+    rate_limits = {"GET": "organizations.list", "POST": "organizations.create"}
+
+    @extend_schema(
+        tags=TAG, responses={200: OrganizationListItemOutput(many=True), **errors(401, 429)}
+    )
+    def get(self, request):
+        organizations = tenant_selectors.organization_list_with_counts()
+        return Response(OrganizationListItemOutput(organizations, many=True).data)
+
+    @extend_schema(
+        tags=TAG,
+        request=OrganizationCreateInput,
+        responses={201: OrganizationCreatedOutput, **errors(400, 401, 413, 415, 429)},
+    )
+    def post(self, request):
+        data = _validated(OrganizationCreateInput, request.data)
+        result = services.organization_provision(
+            name=data["name"],
+            slug=data.get("slug"),
+            admin_email=data["admin"]["email"],
+            admin_name=data["admin"].get("name", ""),
+        )
+        return Response(OrganizationCreatedOutput(result).data, status=201)
+
+
+class OrganizationAdminsApi(ProvisioningApiView):
+    rate_limits = {"POST": "admins.add"}
+
+    @extend_schema(
+        tags=TAG,
+        request=AdminAddInput,
+        responses={201: AdminAddedOutput, **errors(400, 401, 404, 429)},
+    )
+    def post(self, request, org_id):
+        organization = tenant_selectors.organization_get(organization_id=org_id)
+        data = _validated(AdminAddInput, request.data)
+        result = services.admin_add(
+            organization=organization, email=data["email"], name=data.get("name", "")
+        )
+        return Response(AdminAddedOutput(result).data, status=201)
+
+
+class AdminResendInviteApi(ProvisioningApiView):
+    rate_limits = {"POST": "admins.resend_invite"}
+
+    @extend_schema(
+        tags=TAG, request=None, responses={200: InviteResentOutput, **errors(400, 401, 404, 429)}
+    )
+    def post(self, request, user_id):
+        user = tenant_selectors.user_get(user_id=user_id)
+        issued = services.invite_resend(user=user)
+        return Response(InviteResentOutput(issued).data)
+
+
+class AdminResetPasswordApi(ProvisioningApiView):
+    rate_limits = {"POST": "admins.reset_password"}
+
+    @extend_schema(
+        tags=TAG,
+        request=PasswordResetInput,
+        responses={200: PasswordResetOutput, **errors(400, 401, 404, 429)},
+    )
+    def post(self, request, user_id):
+        user = tenant_selectors.user_get(user_id=user_id)
+        data = _validated(PasswordResetInput, request.data)
+        generated = services.password_reset(user=user, password=data.get("password"))
+        body = {"ok": True, "email": user.email}
+        if generated is not None:
+            body["temporaryPassword"] = generated
+        return Response(PasswordResetOutput(body).data)
+
+
+class InviteReadApi(PublicApiView):
+    throttle_classes = [ClientAddressThrottle]
+    rate_limit_group = "invite"
+    rate_limit_setting = "INVITE_RATE_LIMIT"
+
+    @extend_schema(tags=TAG, responses={200: InviteReadOutput, **errors(404, 429)})
+    def get(self, request, token):
+        invite = provisioning_selectors.invite_get_by_token(token=token)
+        return Response(InviteReadOutput(invite).data)
+
+
+class InviteAcceptApi(PublicApiView):
+    throttle_classes = [ClientAddressThrottle]
+    rate_limit_group = "invite"
+    rate_limit_setting = "INVITE_RATE_LIMIT"
+
+    @extend_schema(
+        tags=TAG,
+        request=InviteAcceptInput,
+        responses={200: InviteAcceptedOutput, **errors(400, 404, 429)},
+    )
+    def post(self, request, token):
+        data = _validated(InviteAcceptInput, request.data)
+        invite = services.invite_accept(token=token, password=data["password"])
+        return Response(InviteAcceptedOutput({"ok": True, "email": invite.user.email}).data)
+
+
+class ApiKeysApi(ProvisioningApiView):
+    rate_limits = {"GET": "api_keys.list", "POST": "api_keys.create"}
+
+    @extend_schema(tags=TAG, responses={200: ApiKeyListOutput(many=True), **errors(401, 404, 429)})
+    def get(self, request, org_id):
+        organization = tenant_selectors.organization_get(organization_id=org_id)
+        keys = tenant_selectors.api_key_list(organization=organization)
+        return Response(ApiKeyListOutput(keys, many=True).data)
+
+    @extend_schema(
+        tags=TAG,
+        request=ApiKeyCreateInput,
+        responses={201: ApiKeyIssuedOutput, **errors(400, 401, 404, 409, 429)},
+    )
+    def post(self, request, org_id):
+        organization = tenant_selectors.organization_get(organization_id=org_id)
+        data = _validated(ApiKeyCreateInput, request.data)
+        issued = tenant_services.api_key_create(
+            organization=organization,
+            name=data["name"],
+            platform=data.get("platform") or "standard",
+            webhook_url=data.get("webhookUrl") or "",
+        )
+        return Response(ApiKeyIssuedOutput(issued).data, status=201)
+
+
+class ApiKeyDetailApi(ProvisioningApiView):
+    rate_limits = {"POST": "api_keys.update", "DELETE": "api_keys.revoke"}
+
+    @extend_schema(
+        tags=TAG,
+        request=ApiKeyUpdateInput,
+        responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409, 429)},
+        description="Webhook URL update: changes any of name, platform and webhookUrl.",
+    )
+    def post(self, request, org_id, key_id):
+        organization = tenant_selectors.organization_get(organization_id=org_id)
+        api_key = tenant_selectors.api_key_get(organization=organization, key_id=key_id)
+        data = _validated(ApiKeyUpdateInput, request.data)
+        updated = tenant_services.api_key_update(
+            api_key=api_key,
+            name=data.get("name"),
+            platform=data.get("platform"),
+            webhook_url=(data.get("webhookUrl") or "") if "webhookUrl" in data else None,
+        )
+        return Response(ApiKeyListOutput(updated).data)
+
+    @extend_schema(tags=TAG, responses={200: ApiKeyRevokedOutput, **errors(401, 404, 429)})
+    def delete(self, request, org_id, key_id):
+        organization = tenant_selectors.organization_get(organization_id=org_id)
+        api_key = tenant_selectors.api_key_get(organization=organization, key_id=key_id)
+        revoked = tenant_services.api_key_revoke(api_key=api_key)
+        return Response(ApiKeyRevokedOutput(revoked).data)
+
+
+class ApiKeyRotateApi(ProvisioningApiView):
+    rate_limits = {"POST": "api_keys.rotate"}
+
+    @extend_schema(
+        tags=TAG, request=None, responses={200: ApiKeyRotatedOutput, **errors(401, 404, 409, 429)}
+    )
+    def post(self, request, org_id, key_id):
+        organization = tenant_selectors.organization_get(organization_id=org_id)
+        api_key = tenant_selectors.api_key_get(organization=organization, key_id=key_id)
+        issued = tenant_services.api_key_rotate(api_key=api_key)
+        return Response(ApiKeyRotatedOutput(issued).data)

@@ -1,0 +1,151 @@
+from rest_framework import serializers
+
+from delivery.fields import StrictCharField, StrictEmailField
+
+
+class AdminInput(serializers.Serializer):
+    email = StrictEmailField(
+        error_messages={
+            "required": "admin.email is required",
+            "blank": "admin.email is required",
+            "null": "admin.email is required",
+            "email": "admin.email must be a valid e-mail address",
+        }
+    )
+    name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class OrganizationCreateInput(serializers.Serializer):
+    name = StrictCharField(
+        max_length=200,
+        error_messages={
+            "required": "Organization name is required",
+            "blank": "Organization name is required",
+            "null": "Organization name is required",
+        },
+    )
+    slug = StrictCharField(required=False, allow_null=True, max_length=200)
+    admin = AdminInput(
+        error_messages={"required": "admin.email is required", "null": "admin.email is required"}
+    )
+
+
+class AdminAddInput(serializers.Serializer):
+    email = StrictEmailField(
+        error_messages={
+            "required": "email is required",
+            "blank": "email is required",
+            "null": "email is required",
+            "email": "email must be a valid e-mail address",
+        }
+    )
+    name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class PasswordResetInput(serializers.Serializer):
+    password = StrictCharField(required=False, max_length=4096, trim_whitespace=False)
+
+
+class InviteAcceptInput(serializers.Serializer):
+    password = StrictCharField(
+        max_length=4096,
+        trim_whitespace=False,
+        error_messages={
+            "required": "password is required",
+            "blank": "password is required",
+            "null": "password is required",
+        },
+    )
+
+
+class OrganizationOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    isActive = serializers.BooleanField(source="is_active")
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+class OrganizationAdminOutput(serializers.Serializer):
+    id = serializers.UUIDField(source="user.id")
+    email = serializers.EmailField(source="user.email")
+    name = serializers.CharField(source="user.name")
+    orgRole = serializers.CharField(source="org_role")
+    invitePending = serializers.SerializerMethodField()
+
+    def get_invitePending(self, membership) -> bool:  # noqa: N802 - the contract's field name
+        return not membership.is_active
+
+
+class OrganizationCountsOutput(serializers.Serializer):
+    members = serializers.IntegerField(source="members_count")
+    drivers = serializers.IntegerField(source="drivers_count")
+    orders = serializers.IntegerField(source="orders_count")
+
+
+class OrganizationListItemOutput(OrganizationOutput):
+    counts = OrganizationCountsOutput(source="*")
+    admins = OrganizationAdminOutput(source="admin_memberships", many=True)
+
+
+class InviteOutput(serializers.Serializer):
+    expiresAt = serializers.DateTimeField(source="invite.expires_at")
+    emailSent = serializers.BooleanField(source="email_sent")
+
+
+class ProvisionedAdminOutput(serializers.Serializer):
+    id = serializers.UUIDField(source="user.id")
+    email = serializers.EmailField(source="user.email")
+    name = serializers.CharField(source="user.name")
+    isNewUser = serializers.BooleanField(source="is_new_user")
+
+
+class AddedAdminOutput(ProvisionedAdminOutput):
+    alreadyMember = serializers.BooleanField(source="already_member")
+
+
+class OrganizationCreatedOutput(serializers.Serializer):
+    organization = OrganizationOutput()
+    admin = ProvisionedAdminOutput(source="*")
+    invite = InviteOutput(allow_null=True)
+
+
+class AdminAddedOutput(serializers.Serializer):
+    admin = AddedAdminOutput(source="*")
+    invite = InviteOutput(allow_null=True)
+
+
+class UserBriefOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    email = serializers.EmailField()
+    name = serializers.CharField()
+
+
+class InviteResentOutput(serializers.Serializer):
+    admin = UserBriefOutput(source="invite.user")
+    invite = InviteOutput(source="*")
+
+
+class PasswordResetOutput(serializers.Serializer):
+    ok = serializers.BooleanField()
+    email = serializers.EmailField()
+    temporaryPassword = serializers.CharField(required=False)
+
+
+class InviteAcceptedOutput(serializers.Serializer):
+    ok = serializers.BooleanField()
+    email = serializers.EmailField()
+
+
+class InviteOrganizationOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    slug = serializers.CharField()
+
+
+class InviteReadOutput(serializers.Serializer):
+    email = serializers.EmailField(source="user.email")
+    name = serializers.CharField(source="user.name")
+    organization = InviteOrganizationOutput()
+    expiresAt = serializers.DateTimeField(source="expires_at")
+    status = serializers.CharField()

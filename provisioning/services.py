@@ -1,0 +1,211 @@
+"""Provisioning writes: organizations with their first admin, admins, invites, passwords."""
+
+import logging
+import secrets
+import smtplib
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth import password_validation
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+
+from delivery.errors import ValidationFailed
+from provisioning.errors import InviteAlreadyAccepted, InviteExpired, NoPendingInvite
+from provisioning.models import INVITE_VALIDITY, Invite, InviteStatus
+from provisioning.selectors import invite_get_by_token
+from tenants.models import Membership, Organization, OrgRole, User
+from tenants.services import organization_create, secret_digest, user_get_or_create
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IssuedInvite:
+    invite: Invite
+    token: str
+    email_sent: bool = False
+
+
+@dataclass(frozen=True)
+class AdminProvisioned:
+    organization: Organization
+    user: User
+    is_new_user: bool
+    already_member: bool
+    invite: IssuedInvite | None
+
+
+def _issue_invite(*, organization: Organization, user: User) -> tuple[Invite, str]:
+    """Creates or renews the user's invite into the organization with a fresh token."""
+    token = secrets.token_urlsafe(32)
+    invite, _ = Invite.objects.update_or_create(
+        organization=organization,
+        user=user,
+        defaults={
+            "token_digest": secret_digest(token),
+            "expires_at": timezone.now() + INVITE_VALIDITY,
+            "accepted_at": None,
+            "created_at": timezone.now(),
+        },
+    )
+    return invite, token
+
+
+def _send_invite_email(invite: Invite, token: str) -> bool:
+    """True when the e-mail backend accepted the message (`invite.emailSent`)."""
+    link = settings.INVITE_URL_TEMPLATE.format(token=token)
+    try:
+        sent = send_mail(
+            subject=f"You are invited to {invite.organization.name}",
+            message=(
+                f"Hello {invite.user.name or invite.user.email},\n\n"
+                f"you have been made an admin of {invite.organization.name}.\n"
+                f"Accept the invite and choose a password here: {link}\n"
+                f"The invite is valid until {invite.expires_at:%Y-%m-%d %H:%M} UTC.\n"
+            ),
+            from_email=settings.DEFAULT_FROM_EMAIL,
+            recipient_list=[invite.user.email],
+        )
+    except (smtplib.SMTPException, OSError) as exc:
+        logger.error("invite e-mail to user %s not sent: %s", invite.user_id, exc)
+        return False
+    return sent == 1
+
+
+def _deliver(invite_and_token: tuple[Invite, str] | None) -> IssuedInvite | None:
+    # E-mail goes out after the commit: a rolled-back invite must never reach an inbox.
+    if invite_and_token is None:
+        return None
+    invite, token = invite_and_token
+    return IssuedInvite(invite=invite, token=token, email_sent=_send_invite_email(invite, token))
+
+
+def _add_admin(
+    *, organization: Organization, email: str, name: str, invite_existing_without_password: bool
+) -> tuple[User, bool, bool, tuple[Invite, str] | None]:
+    user, is_new_user = user_get_or_create(email=email, name=name)
+    membership = Membership.objects.filter(organization=organization, user=user).first()
+    already_member = membership is not None
+    needs_invite = is_new_user or (
+        invite_existing_without_password and not user.has_usable_password()
+    )
+    if membership is None:
+        membership = Membership.objects.create(
+            organization=organization, user=user, org_role=OrgRole.ADMIN, is_active=not needs_invite
+        )
+    elif membership.org_role != OrgRole.ADMIN:
+        membership.org_role = OrgRole.ADMIN
+        membership.save(update_fields=["org_role"])
+    invite = None
+    if needs_invite and not membership.is_active:
+        invite = _issue_invite(organization=organization, user=user)
+    return user, is_new_user, already_member, invite
+
+
+def organization_provision(
+    *, name: str, slug: str | None, admin_email: str, admin_name: str = ""
+) -> AdminProvisioned:
+    """Creates an organization and its first admin; invites the admin if they are new."""
+    with transaction.atomic():
+        organization = organization_create(name=name, slug=slug)
+        # interface: the invite is null when the user already exists.
+        user, is_new_user, _, invite = _add_admin(
+            organization=organization,
+            email=admin_email,
+            name=admin_name,
+            invite_existing_without_password=False,
+        )
+    return AdminProvisioned(
+        organization=organization,
+        user=user,
+        is_new_user=is_new_user,
+        already_member=False,
+        invite=_deliver(invite),
+    )
+
+
+def admin_add(*, organization: Organization, email: str, name: str = "") -> AdminProvisioned:
+    """Makes a user an admin of the organization; users who never set a password get an invite."""
+    with transaction.atomic():
+        user, is_new_user, already_member, invite = _add_admin(
+            organization=organization,
+            email=email,
+            name=name,
+            invite_existing_without_password=True,
+        )
+    return AdminProvisioned(
+        organization=organization,
+        user=user,
+        is_new_user=is_new_user,
+        already_member=already_member,
+        invite=_deliver(invite),
+    )
+
+
+def invite_resend(*, user: User) -> IssuedInvite:
+    """A new token and expiry for the user's latest unaccepted invite; the old token dies."""
+    with transaction.atomic():
+        invite = (
+            Invite.objects.select_for_update()
+            .filter(user=user, accepted_at__isnull=True)
+            .order_by("-created_at")
+            .first()
+        )
+        if invite is None:
+            raise NoPendingInvite()
+        renewed = _issue_invite(organization=invite.organization, user=user)
+    return _deliver(renewed)
+
+
+def _validate_password(password: str, user: User) -> None:
+    try:
+        password_validation.validate_password(password, user=user)
+    except DjangoValidationError as exc:
+        raise ValidationFailed([f"password: {message}" for message in exc.messages]) from None
+
+
+def _temporary_password(user: User) -> str:
+    while True:  # a random 16-character value passes the validators virtually always
+        candidate = secrets.token_urlsafe(12)
+        try:
+            password_validation.validate_password(candidate, user=user)
+        except DjangoValidationError:
+            continue
+        return candidate
+
+
+@transaction.atomic
+def password_reset(*, user: User, password: str | None = None) -> str | None:
+    """Sets the user's password; returns the generated one when none was given (§3)."""
+    generated = None
+    if password is None:
+        generated = _temporary_password(user)
+        password = generated
+    else:
+        _validate_password(password, user)
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    return generated
+
+
+@transaction.atomic
+def invite_accept(*, token: str, password: str) -> Invite:
+    """Sets the password and activates the membership the invite is for (§3)."""
+    invite = invite_get_by_token(token=token, for_update=True)
+    status = invite.status
+    if status == InviteStatus.ACCEPTED:
+        raise InviteAlreadyAccepted()
+    if status == InviteStatus.EXPIRED:
+        raise InviteExpired()
+    _validate_password(password, invite.user)
+    invite.user.set_password(password)
+    invite.user.save(update_fields=["password"])
+    Membership.objects.filter(organization=invite.organization, user=invite.user).update(
+        is_active=True
+    )
+    invite.accepted_at = timezone.now()
+    invite.save(update_fields=["accepted_at"])
+    return invite

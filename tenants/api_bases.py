@@ -1,0 +1,52 @@
+"""Base views for the three kinds of caller; every API view of every app derives from one."""
+
+from rest_framework.views import APIView
+
+from delivery.throttling import ApiKeyThrottle, ProvisioningThrottle
+from tenants import selectors
+from tenants.authentication import (
+    ApiKeyAuthentication,
+    BearerTokenAuthentication,
+    KeyMatchesIntegration,
+    ProvisioningSecretAuthentication,
+)
+from tenants.models import Organization
+
+
+class ProvisioningApiView(APIView):
+    """The parent platform's views: `X-Provisioning-Secret`, limits from `rate_limits`."""
+
+    authentication_classes = [ProvisioningSecretAuthentication]
+    throttle_classes = [ProvisioningThrottle]
+    rate_limits: dict[str, str] = {}
+
+
+class PublicApiView(APIView):
+    """No credentials at all (invites, tracking); subclasses set their own throttles."""
+
+    authentication_classes: list = []
+
+
+class ApiKeyApiView(APIView):
+    """Any active key of the organization, whatever its platform (/public, /promises)."""
+
+    authentication_classes = [ApiKeyAuthentication]
+    throttle_classes = [ApiKeyThrottle]
+
+
+class IntegrationApiView(ApiKeyApiView):
+    """A key of the platform of this view's integration family (`partner-a`, ..., `erp`)."""
+
+    permission_classes = [KeyMatchesIntegration]
+    integration = "partner-a"
+
+
+class ManagementApiView(APIView):
+    """Organization admins with a bearer token; paths carry `org_id` (decisions §11, §12)."""
+
+    authentication_classes = [BearerTokenAuthentication]
+
+    def get_organization(self) -> Organization:
+        return selectors.admin_organization_get(
+            user=self.request.user, organization_id=self.kwargs["org_id"]
+        )

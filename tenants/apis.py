@@ -1,0 +1,102 @@
+"""Management API: login tokens and the organization's API keys (decisions §11)."""
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from delivery.fields import StrictCharField
+from delivery.schema import errors
+from tenants import selectors, services
+from tenants.api_bases import ManagementApiView, PublicApiView
+from tenants.serializers import ApiKeyCreateInput, ApiKeyIssuedOutput, ApiKeyListOutput
+
+TAG = ["management"]
+
+
+class TokenCreateInput(serializers.Serializer):
+    email = StrictCharField(max_length=254, error_messages={"required": "email is required"})
+    password = StrictCharField(
+        max_length=4096, trim_whitespace=False, error_messages={"required": "password is required"}
+    )
+
+
+class MembershipOrganizationOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    orgRole = serializers.CharField(default="admin")
+
+
+TokenOutput = inline_serializer(
+    name="AuthToken",
+    fields={
+        "token": serializers.CharField(),
+        "expiresAt": serializers.DateTimeField(),
+        "user": inline_serializer(
+            name="AuthTokenUser",
+            fields={
+                "id": serializers.UUIDField(),
+                "email": serializers.EmailField(),
+                "name": serializers.CharField(),
+            },
+        ),
+        "organizations": MembershipOrganizationOutput(many=True),
+    },
+)
+
+
+class AuthTokenApi(PublicApiView):
+    def get_authenticators(self):
+        # Logging in needs no token; logging out (DELETE) needs the token it ends.
+        if self.request.method == "DELETE":
+            return [auth() for auth in ManagementApiView.authentication_classes]
+        return []
+
+    @extend_schema(
+        tags=TAG, request=TokenCreateInput, responses={200: TokenOutput, **errors(400, 401)}
+    )
+    def post(self, request):
+        serializer = TokenCreateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        issued = services.auth_token_create(**serializer.validated_data)
+        user = issued.token.user
+        organizations = selectors.admin_organizations(user=user)
+        return Response(
+            {
+                "token": issued.value,
+                "expiresAt": serializers.DateTimeField().to_representation(issued.token.expires_at),
+                "user": {"id": str(user.id), "email": user.email, "name": user.name},
+                "organizations": MembershipOrganizationOutput(organizations, many=True).data,
+            }
+        )
+
+    @extend_schema(tags=TAG, responses={204: None, **errors(401)})
+    def delete(self, request):
+        services.auth_token_delete(token=request.auth)
+        return Response(status=204)
+
+
+class ManagedApiKeysApi(ManagementApiView):
+    @extend_schema(tags=TAG, responses={200: ApiKeyListOutput(many=True), **errors(401, 404)})
+    def get(self, request, org_id):
+        organization = self.get_organization()
+        keys = selectors.api_key_list(organization=organization)
+        return Response(ApiKeyListOutput(keys, many=True).data)
+
+    @extend_schema(
+        tags=TAG,
+        request=ApiKeyCreateInput,
+        responses={201: ApiKeyIssuedOutput, **errors(400, 401, 404, 409)},
+    )
+    def post(self, request, org_id):
+        organization = self.get_organization()
+        serializer = ApiKeyCreateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        issued = services.api_key_create(
+            organization=organization,
+            name=data["name"],
+            platform=data.get("platform") or "standard",
+            webhook_url=data.get("webhookUrl") or "",
+        )
+        return Response(ApiKeyIssuedOutput(issued).data, status=201)

@@ -1,0 +1,172 @@
+"""Tenants: organizations, their users and memberships, API keys and management tokens."""
+
+import uuid
+
+from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
+from django.contrib.auth.models import PermissionsMixin
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def create_user(self, email: str, password: str | None = None, **fields):
+        user = self.model(email=self.normalize_email(email).lower(), **fields)
+        if password:
+            user.set_password(password)
+        else:
+            user.set_unusable_password()
+        user.save(using=self._db)
+        return user
+
+    def create_superuser(self, email: str, password: str | None = None, **fields):
+        fields.setdefault("is_staff", True)
+        fields.setdefault("is_superuser", True)
+        return self.create_user(email, password, **fields)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    """A person: identified by e-mail (stored lower-case), never by a username."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    email = models.EmailField(unique=True, max_length=254)
+    name = models.CharField(max_length=200, blank=True, default="")
+    is_active = models.BooleanField(default=True)
+    is_staff = models.BooleanField(default=False)
+    date_joined = models.DateTimeField(default=timezone.now)
+
+    objects = UserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Organization(models.Model):
+    """A tenant. Every order, zone, slot and event belongs to exactly one."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    slug = models.SlugField(max_length=63, unique=True)
+    name = models.CharField(max_length=200)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("created_at", "id")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class OrgRole(models.TextChoices):
+    ADMIN = "admin", "Admin"
+    MEMBER = "member", "Member"
+
+
+class Membership(models.Model):
+    """A user's place in an organization. Inactive until the user accepts their invite."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="memberships"
+    )
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    org_role = models.CharField(max_length=20, choices=OrgRole.choices, default=OrgRole.ADMIN)
+    is_active = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("organization", "user"), name="membership_unique")
+        ]
+        ordering = ("created_at", "id")
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.organization} ({self.org_role})"
+
+
+class Platform(models.TextChoices):
+    PARTNER_A = "partner_a", "Partner A"
+    PARTNER_B = "partner_b", "Partner B"
+    PARTNER_C = "partner_c", "Partner C"
+    STANDARD = "standard", "Standard"
+    ERP = "erp", "ERP"
+
+
+class ApiKey(models.Model):
+    """An organization's key for one platform (decisions §2, §3).
+
+    The value is stored as a SHA-256 digest (for lookup) plus a short visible prefix (for the
+    masked list) and an encrypted copy (ERP webhooks are signed with the value itself).
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="api_keys"
+    )
+    name = models.CharField(max_length=200)
+    platform = models.CharField(max_length=20, choices=Platform.choices, default=Platform.STANDARD)
+    prefix = models.CharField(max_length=40)
+    digest = models.CharField(max_length=64, unique=True)
+    encrypted_value = models.TextField()
+    encrypted_webhook_secret = models.TextField()
+    webhook_url = models.URLField(max_length=2000, blank=True, default="")
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    rotated_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # One active key per platform; a revoked key frees its platform (decisions §3).
+            models.UniqueConstraint(
+                fields=("organization", "platform"),
+                condition=Q(is_active=True),
+                name="api_key_one_active_per_platform",
+            )
+        ]
+        ordering = ("created_at", "id")
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.platform})"
+
+    @property
+    def masked_value(self) -> str:
+        return f"{self.prefix}****"
+
+
+class AuthToken(models.Model):
+    """A management-API bearer token (decisions §11): stored hashed, 12 hours of life."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="auth_tokens")
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"token of {self.user} until {self.expires_at:%Y-%m-%d %H:%M}"
+
+
+class Driver(models.Model):
+    """A courier of an organization's fleet; orders are assigned to drivers."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="drivers")
+    name = models.CharField(max_length=200)
+    phone = models.CharField(max_length=32, blank=True, default="")
+    vehicle_type = models.CharField(max_length=40, blank=True, default="")
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("name", "id")
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,141 @@
+"""Reads on organizations, users, API keys and tokens."""
+
+import uuid
+
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from tenants import keycache
+from tenants.errors import (
+    ApiKeyInvalid,
+    ApiKeyNotFound,
+    InvalidToken,
+    OrganizationNotFound,
+    UserNotFound,
+)
+from tenants.keycache import ApiKeyPrincipal
+from tenants.models import ApiKey, AuthToken, Driver, Membership, Organization, OrgRole, User
+from tenants.services import secret_digest
+
+
+def parse_uuid(value) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def organization_get(*, organization_id) -> Organization:
+    """404 for a malformed or unknown id alike (decisions §1)."""
+    parsed = parse_uuid(organization_id)
+    organization = Organization.objects.filter(pk=parsed).first() if parsed else None
+    if organization is None:
+        raise OrganizationNotFound()
+    return organization
+
+
+def user_get(*, user_id) -> User:
+    parsed = parse_uuid(user_id)
+    user = User.objects.filter(pk=parsed).first() if parsed else None
+    if user is None:
+        raise UserNotFound()
+    return user
+
+
+def count_per_organization(queryset):
+    """A correlated COUNT subquery over `queryset` (rows with an `organization` foreign key).
+
+    Used as an annotation, it counts for the whole list in the same SQL statement.
+    """
+    return Coalesce(
+        Subquery(
+            queryset.filter(organization=OuterRef("pk"))
+            .order_by()
+            .values("organization")
+            .annotate(n=Count("pk"))
+            .values("n")[:1],
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+
+
+def organization_list_with_counts():
+    """All organizations with member, driver and order counts and their admins: two queries."""
+    admins = Membership.objects.filter(org_role=OrgRole.ADMIN).select_related("user")
+    return (
+        Organization.objects.annotate(
+            members_count=count_per_organization(Membership.objects.all()),
+            drivers_count=count_per_organization(Driver.objects.all()),
+            # Orders arrive with the partner issue (#5); until then there are none to count.
+            orders_count=Value(0, output_field=IntegerField()),
+        )
+        .prefetch_related(Prefetch("memberships", queryset=admins, to_attr="admin_memberships"))
+        .order_by("created_at", "id")
+    )
+
+
+def api_key_list(*, organization: Organization):
+    return ApiKey.objects.filter(organization=organization).order_by("created_at", "id")
+
+
+def api_key_get(*, organization: Organization, key_id) -> ApiKey:
+    parsed = parse_uuid(key_id)
+    api_key = (
+        ApiKey.objects.filter(organization=organization, pk=parsed).first() if parsed else None
+    )
+    if api_key is None:
+        raise ApiKeyNotFound()
+    return api_key
+
+
+def api_key_authenticate(*, value: str) -> ApiKeyPrincipal:
+    """Resolves an X-API-Key value: from the Redis cache, else one database query."""
+    digest = secret_digest(value)
+    principal = keycache.read(digest)
+    if principal is not None:
+        return principal
+    row = (
+        ApiKey.objects.filter(digest=digest, is_active=True, organization__is_active=True)
+        .values("id", "organization_id", "platform", "name")
+        .first()
+    )
+    if row is None:
+        raise ApiKeyInvalid()
+    principal = ApiKeyPrincipal(
+        key_id=str(row["id"]),
+        organization_id=str(row["organization_id"]),
+        platform=row["platform"],
+        name=row["name"],
+    )
+    keycache.store(digest, principal)
+    return principal
+
+
+def auth_token_get(*, value: str) -> AuthToken:
+    token = (
+        AuthToken.objects.select_related("user")
+        .filter(digest=secret_digest(value), expires_at__gt=timezone.now(), user__is_active=True)
+        .first()
+    )
+    if token is None:
+        raise InvalidToken()
+    return token
+
+
+def admin_organizations(*, user: User):
+    return Organization.objects.filter(
+        memberships__user=user,
+        memberships__is_active=True,
+        memberships__org_role=OrgRole.ADMIN,
+    ).order_by("created_at", "id")
+
+
+def admin_organization_get(*, user: User, organization_id) -> Organization:
+    """The organization in a management path, if `user` administers it; else 404 (§12)."""
+    parsed = parse_uuid(organization_id)
+    organization = admin_organizations(user=user).filter(pk=parsed).first() if parsed else None
+    if organization is None:
+        raise OrganizationNotFound()
+    return organization

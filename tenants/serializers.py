@@ -1,0 +1,77 @@
+"""API key input and output shapes, shared by provisioning and the management API."""
+
+from rest_framework import serializers
+
+from delivery.fields import StrictCharField
+from tenants.models import Platform
+
+PLATFORM_MESSAGE = f"platform must be one of: {', '.join(Platform.values)}"
+
+
+class PlatformField(StrictCharField):
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value not in Platform.values:
+            raise serializers.ValidationError(PLATFORM_MESSAGE)
+        return value
+
+
+class ApiKeyCreateInput(serializers.Serializer):
+    name = StrictCharField(
+        max_length=200,
+        error_messages={
+            "required": "API key name is required",
+            "blank": "API key name is required",
+            "null": "API key name is required",
+        },
+    )
+    platform = PlatformField(required=False)
+    webhookUrl = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
+
+
+class ApiKeyUpdateInput(serializers.Serializer):
+    name = StrictCharField(
+        max_length=200, required=False, error_messages={"blank": "API key name must not be empty"}
+    )
+    platform = PlatformField(required=False)
+    webhookUrl = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
+
+
+class _WebhookUrlField(serializers.CharField):
+    def to_representation(self, value):
+        return value or None
+
+
+class ApiKeyListOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    apiKey = serializers.CharField(source="masked_value")
+    platform = serializers.CharField()
+    webhookUrl = _WebhookUrlField(source="webhook_url")
+    isActive = serializers.BooleanField(source="is_active")
+    createdAt = serializers.DateTimeField(source="created_at")
+    lastUsedAt = serializers.DateTimeField(source="last_used_at")
+
+
+class ApiKeyIssuedOutput(serializers.Serializer):
+    """Create and rotate: the only two answers that carry the full value and webhook secret."""
+
+    id = serializers.UUIDField(source="api_key.id")
+    name = serializers.CharField(source="api_key.name")
+    apiKey = serializers.CharField(source="value")
+    webhookSecret = serializers.CharField(source="webhook_secret")
+    platform = serializers.CharField(source="api_key.platform")
+    webhookUrl = _WebhookUrlField(source="api_key.webhook_url")
+    isActive = serializers.BooleanField(source="api_key.is_active")
+    createdAt = serializers.DateTimeField(source="api_key.created_at")
+
+
+class ApiKeyRotatedOutput(ApiKeyIssuedOutput):
+    rotatedAt = serializers.DateTimeField(source="api_key.rotated_at")
+
+
+class ApiKeyRevokedOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    isActive = serializers.BooleanField(source="is_active")
+    revokedAt = serializers.DateTimeField(source="revoked_at")

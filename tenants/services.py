@@ -1,0 +1,240 @@
+"""Writes on organizations, API keys and management tokens."""
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import authenticate
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from delivery.encryption import encrypt_text
+from delivery.errors import ValidationFailed
+from tenants import keycache
+from tenants.errors import (
+    ApiKeyPlatformTaken,
+    ApiKeyRevoked,
+    InvalidCredentials,
+    SlugTaken,
+)
+from tenants.models import ApiKey, AuthToken, Organization, Platform, User
+from webhooks.destinations import validate_webhook_url
+
+SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+SLUG_MAX_LENGTH = 63
+AUTH_TOKEN_LIFETIME = timedelta(hours=12)
+
+
+def secret_digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def _slug_candidates(name: str):
+    base = slugify(name)[:SLUG_MAX_LENGTH].strip("-") or "org"
+    yield base
+    n = 2
+    while True:
+        suffix = f"-{n}"
+        yield f"{base[: SLUG_MAX_LENGTH - len(suffix)].rstrip('-')}{suffix}"
+        n += 1
+
+
+def organization_create(*, name: str, slug: str | None = None) -> Organization:
+    """Creates an organization; a given slug must be free, a generated one gets -2, -3, ..."""
+    if slug is not None:
+        if len(slug) > SLUG_MAX_LENGTH or not SLUG_PATTERN.match(slug):
+            raise ValidationFailed(
+                "slug must be lower-case letters and digits separated by single hyphens, "
+                "at most 63 characters"
+            )
+        try:
+            with transaction.atomic():
+                return Organization.objects.create(name=name, slug=slug)
+        except IntegrityError:
+            raise SlugTaken(slug) from None
+    for candidate in _slug_candidates(name):
+        if Organization.objects.filter(slug=candidate).exists():
+            continue
+        try:
+            with transaction.atomic():
+                return Organization.objects.create(name=name, slug=candidate)
+        except IntegrityError:
+            continue  # taken by a concurrent request between the check and the insert
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class IssuedApiKey:
+    """An API key with the secrets shown only once: at creation and at rotation."""
+
+    api_key: ApiKey
+    value: str
+    webhook_secret: str
+
+
+def _new_key_material(platform: str) -> tuple[str, str, str]:
+    random_part = secrets.token_urlsafe(32)  # 43 URL-safe characters, 256 bits
+    value = f"sk_{platform}_{random_part}"
+    prefix = f"sk_{platform}_{random_part[:4]}"
+    webhook_secret = f"whsec_{secrets.token_urlsafe(32)}"
+    return value, prefix, webhook_secret
+
+
+def _platform_is_taken(*, organization: Organization, platform: str, exclude_id=None) -> bool:
+    qs = ApiKey.objects.filter(organization=organization, platform=platform, is_active=True)
+    if exclude_id is not None:
+        qs = qs.exclude(id=exclude_id)
+    return qs.exists()
+
+
+def _validate_platform(platform: str) -> None:
+    if platform not in Platform.values:
+        raise ValidationFailed(f"platform must be one of: {', '.join(Platform.values)}")
+
+
+def api_key_create(
+    *,
+    organization: Organization,
+    name: str,
+    platform: str = Platform.STANDARD,
+    webhook_url: str = "",
+) -> IssuedApiKey:
+    """Creates the organization's key for `platform`; 409 when an active one exists (§2, §3)."""
+    _validate_platform(platform)
+    if webhook_url:
+        validate_webhook_url(webhook_url)
+    if _platform_is_taken(organization=organization, platform=platform):
+        raise ApiKeyPlatformTaken()
+    value, prefix, webhook_secret = _new_key_material(platform)
+    try:
+        with transaction.atomic():
+            api_key = ApiKey.objects.create(
+                organization=organization,
+                name=name,
+                platform=platform,
+                prefix=prefix,
+                digest=secret_digest(value),
+                encrypted_value=encrypt_text(value),
+                encrypted_webhook_secret=encrypt_text(webhook_secret),
+                webhook_url=webhook_url,
+            )
+    except IntegrityError:
+        # The partial unique index caught a concurrent create for the same platform.
+        raise ApiKeyPlatformTaken() from None
+    return IssuedApiKey(api_key=api_key, value=value, webhook_secret=webhook_secret)
+
+
+@transaction.atomic
+def api_key_rotate(*, api_key: ApiKey) -> IssuedApiKey:
+    """New value and webhook secret, same id and metadata; the old value stops working at once."""
+    api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+    if not api_key.is_active:
+        raise ApiKeyRevoked()
+    old_digest = api_key.digest
+    value, prefix, webhook_secret = _new_key_material(api_key.platform)
+    api_key.prefix = prefix
+    api_key.digest = secret_digest(value)
+    api_key.encrypted_value = encrypt_text(value)
+    api_key.encrypted_webhook_secret = encrypt_text(webhook_secret)
+    api_key.rotated_at = timezone.now()
+    api_key.save(
+        update_fields=[
+            "prefix",
+            "digest",
+            "encrypted_value",
+            "encrypted_webhook_secret",
+            "rotated_at",
+        ]
+    )
+    keycache.forget_on_commit(old_digest)
+    return IssuedApiKey(api_key=api_key, value=value, webhook_secret=webhook_secret)
+
+
+@transaction.atomic
+def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
+    """Deactivates the key (idempotent) and frees its platform for a new key."""
+    api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+    if api_key.is_active:
+        api_key.is_active = False
+        api_key.revoked_at = timezone.now()
+        api_key.save(update_fields=["is_active", "revoked_at"])
+    keycache.forget_on_commit(api_key.digest)
+    return api_key
+
+
+def api_key_update(
+    *,
+    api_key: ApiKey,
+    name: str | None = None,
+    platform: str | None = None,
+    webhook_url: str | None = None,
+) -> ApiKey:
+    """Updates name, platform and webhook URL of an active key (decisions §3)."""
+    if platform is not None:
+        _validate_platform(platform)
+    if webhook_url:
+        validate_webhook_url(webhook_url)
+    try:
+        with transaction.atomic():
+            api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+            if not api_key.is_active:
+                raise ApiKeyRevoked()
+            if platform is not None and platform != api_key.platform:
+                if _platform_is_taken(
+                    organization=api_key.organization, platform=platform, exclude_id=api_key.pk
+                ):
+                    raise ApiKeyPlatformTaken()
+                api_key.platform = platform
+            if name is not None:
+                api_key.name = name
+            if webhook_url is not None:
+                api_key.webhook_url = webhook_url
+            api_key.save(update_fields=["name", "platform", "webhook_url"])
+            keycache.forget_on_commit(api_key.digest)
+    except IntegrityError:
+        raise ApiKeyPlatformTaken() from None
+    return api_key
+
+
+def api_key_touch(*, api_key_id) -> None:
+    """Writes lastUsedAt at most once a minute per key (decisions §2): no write per request."""
+    if keycache.claim_last_used_slot(api_key_id):
+        ApiKey.objects.filter(pk=api_key_id).update(last_used_at=timezone.now())
+
+
+@dataclass(frozen=True)
+class IssuedAuthToken:
+    token: AuthToken
+    value: str
+
+
+def auth_token_create(*, email: str, password: str) -> IssuedAuthToken:
+    """Logs an organization admin in to the management API (decisions §11)."""
+    user = authenticate(username=(email or "").strip().lower(), password=password or "")
+    if user is None or not user.is_active:
+        raise InvalidCredentials()
+    value = secrets.token_urlsafe(32)
+    token = AuthToken.objects.create(
+        user=user, digest=secret_digest(value), expires_at=timezone.now() + AUTH_TOKEN_LIFETIME
+    )
+    return IssuedAuthToken(token=token, value=value)
+
+
+def auth_token_delete(*, token: AuthToken) -> None:
+    AuthToken.objects.filter(pk=token.pk).delete()
+
+
+def user_get_or_create(*, email: str, name: str = "") -> tuple[User, bool]:
+    """Finds a user by e-mail (case-insensitively) or creates one without a usable password."""
+    email = email.strip().lower()
+    user = User.objects.filter(email=email).first()
+    if user is not None:
+        return user, False
+    try:
+        with transaction.atomic():
+            return User.objects.create_user(email=email, name=name), True
+    except IntegrityError:
+        return User.objects.get(email=email), False

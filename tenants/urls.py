@@ -1,0 +1,7 @@
+from delivery.routing import route
+from tenants import apis
+
+urlpatterns = [
+    *route("auth/token", apis.AuthTokenApi.as_view()),
+    *route("manage/organizations/<str:org_id>/api-keys", apis.ManagedApiKeysApi.as_view()),
+]
