@@ -40,7 +40,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 SERVICE_NAME = env.str("SERVICE_NAME", default="delivery")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "delivery.apps.DeliveryAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "tenants",
     "provisioning",
+    "zones",
     "webhooks",
 ]
 

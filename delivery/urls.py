@@ -8,6 +8,8 @@ from delivery.routing import route
 api_patterns = [
     path("", include("provisioning.urls")),
     path("", include("tenants.urls")),
+    path("", include("zones.urls")),
+    path("", include("webhooks.urls")),
     *route("schema", SpectacularAPIView.as_view(), name="schema"),
     *route("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
