@@ -1,6 +1,7 @@
 """Maps every exception raised inside a DRF view to the contract's error body (decisions §1)."""
 
 import logging
+import re
 
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, InterfaceError, OperationalError
@@ -31,10 +32,22 @@ def flatten_validation_errors(detail, prefix: str = "") -> list[str]:
                 messages.extend(flatten_validation_errors(value, prefix))
         return messages
     text = str(detail)
-    field = prefix.rsplit(".", 1)[-1].split("[", 1)[0]
-    if not field or field.lower() in text.lower():
-        return [text]  # the message already names its field ("API key name is required")
+    if not prefix or _names_its_field(text, prefix):
+        return [text]
     return [f"{prefix}: {text}"]
+
+
+def _names_its_field(text: str, path: str) -> bool:
+    """True for messages written as whole sentences about their field.
+
+    "admin.email is required" starts with its path; the contract's "API key name is required"
+    is a capitalised sentence naming the field. Generic ones ("This field is required.",
+    "must be a string") get the field path put in front.
+    """
+    field = path.rsplit(".", 1)[-1].split("[", 1)[0]
+    if text.startswith((path, field)):
+        return True
+    return text[:1].isupper() and re.search(rf"\b{re.escape(field)}\b", text) is not None
 
 
 def api_exception_handler(exc, context):

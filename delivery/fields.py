@@ -1,5 +1,7 @@
 """Serializer fields that refuse what DRF would silently coerce (a number as a string, ...)."""
 
+import re
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator
 from rest_framework import serializers
@@ -51,3 +53,31 @@ class StrictEmailField(StrictCharField):
         except DjangoValidationError:
             self.fail("email")
         return value
+
+
+_PHONE_SEPARATORS = re.compile(r"[\s\-()]")
+_PHONE = re.compile(r"^\+?[0-9]{7,15}$")
+
+
+def normalize_phone(value: str) -> str | None:
+    """decisions §5: `+` optional, then 7 to 15 digits; spaces, dashes, parentheses stripped."""
+    stripped = _PHONE_SEPARATORS.sub("", value)
+    return stripped if _PHONE.match(stripped) else None
+
+
+class PhoneField(StrictCharField):
+    default_error_messages = {
+        "invalid": "must be a string",
+        "phone": "must be a phone number: + optional, then 7 to 15 digits",
+    }
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 32)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        normalized = normalize_phone(value)
+        if normalized is None:
+            self.fail("phone")
+        return normalized

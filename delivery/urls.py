@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from delivery import health
+from delivery import health, reference_views
 from delivery.routing import route
 
 api_patterns = [
@@ -10,6 +10,11 @@ api_patterns = [
     path("", include("tenants.urls")),
     path("", include("zones.urls")),
     path("", include("webhooks.urls")),
+    *route("bench/hello", reference_views.HelloApi.as_view()),
+    *route("bench/hello-auth", reference_views.HelloWithKeyApi.as_view()),
+    *route("bench/dbread", reference_views.DbReadApi.as_view()),
+    *route("bench/dbwrite", reference_views.DbWriteApi.as_view()),
+    *route("bench/bookhot", reference_views.BookHotApi.as_view()),
     *route("schema", SpectacularAPIView.as_view(), name="schema"),
     *route("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]

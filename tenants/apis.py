@@ -8,7 +8,13 @@ from delivery.fields import StrictCharField
 from delivery.schema import errors
 from tenants import selectors, services
 from tenants.api_bases import ManagementApiView, PublicApiView
-from tenants.serializers import ApiKeyCreateInput, ApiKeyIssuedOutput, ApiKeyListOutput
+from tenants.serializers import (
+    ApiKeyCreateInput,
+    ApiKeyIssuedOutput,
+    ApiKeyListOutput,
+    DriverInput,
+    DriverOutput,
+)
 
 TAG = ["management"]
 
@@ -48,7 +54,8 @@ TokenOutput = inline_serializer(
 class AuthTokenApi(PublicApiView):
     def get_authenticators(self):
         # Logging in needs no token; logging out (DELETE) needs the token it ends.
-        if self.request.method == "DELETE":
+        request = getattr(self, "request", None)  # None while the OpenAPI schema is generated
+        if request is not None and request.method == "DELETE":
             return [auth() for auth in ManagementApiView.authentication_classes]
         return []
 
@@ -100,3 +107,37 @@ class ManagedApiKeysApi(ManagementApiView):
             webhook_url=data.get("webhookUrl") or "",
         )
         return Response(ApiKeyIssuedOutput(issued).data, status=201)
+
+
+class DriversApi(ManagementApiView):
+    @extend_schema(tags=TAG, responses={200: DriverOutput(many=True), **errors(401, 404)})
+    def get(self, request, org_id):
+        drivers = selectors.driver_list(organization=self.get_organization())
+        return Response(DriverOutput(drivers, many=True).data)
+
+    @extend_schema(
+        tags=TAG, request=DriverInput, responses={201: DriverOutput, **errors(400, 401, 404)}
+    )
+    def post(self, request, org_id):
+        organization = self.get_organization()
+        serializer = DriverInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        driver = services.driver_create(organization=organization, **serializer.validated_data)
+        return Response(DriverOutput(driver).data, status=201)
+
+
+class DriverDetailApi(ManagementApiView):
+    @extend_schema(tags=TAG, responses={200: DriverOutput, **errors(401, 404)})
+    def get(self, request, org_id, driver_id):
+        driver = selectors.driver_get(organization=self.get_organization(), driver_id=driver_id)
+        return Response(DriverOutput(driver).data)
+
+    @extend_schema(
+        tags=TAG, request=DriverInput, responses={200: DriverOutput, **errors(400, 401, 404)}
+    )
+    def patch(self, request, org_id, driver_id):
+        driver = selectors.driver_get(organization=self.get_organization(), driver_id=driver_id)
+        serializer = DriverInput(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        driver = services.driver_update(driver=driver, **serializer.validated_data)
+        return Response(DriverOutput(driver).data)

@@ -47,3 +47,7 @@ class InvalidToken(Unauthorized):
 
 class InvalidCredentials(Unauthorized):
     default_message = "Invalid email or password"
+
+
+class DriverNotFound(NotFound):
+    default_message = "Driver not found"

@@ -10,6 +10,7 @@ from tenants import keycache
 from tenants.errors import (
     ApiKeyInvalid,
     ApiKeyNotFound,
+    DriverNotFound,
     InvalidToken,
     OrganizationNotFound,
     UserNotFound,
@@ -139,3 +140,15 @@ def admin_organization_get(*, user: User, organization_id) -> Organization:
     if organization is None:
         raise OrganizationNotFound()
     return organization
+
+
+def driver_list(*, organization: Organization):
+    return Driver.objects.filter(organization=organization).order_by("name", "id")
+
+
+def driver_get(*, organization: Organization, driver_id) -> Driver:
+    parsed = parse_uuid(driver_id)
+    driver = Driver.objects.filter(organization=organization, pk=parsed).first() if parsed else None
+    if driver is None:
+        raise DriverNotFound()
+    return driver

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from delivery.fields import StrictCharField
+from delivery.fields import PhoneField, StrictBooleanField, StrictCharField
 from tenants.models import Platform
 
 PLATFORM_MESSAGE = f"platform must be one of: {', '.join(Platform.values)}"
@@ -75,3 +75,20 @@ class ApiKeyRevokedOutput(serializers.Serializer):
     name = serializers.CharField()
     isActive = serializers.BooleanField(source="is_active")
     revokedAt = serializers.DateTimeField(source="revoked_at")
+
+
+class DriverInput(serializers.Serializer):
+    name = StrictCharField(max_length=200, error_messages={"required": "name is required"})
+    phone = PhoneField(required=False, allow_blank=True)
+    vehicleType = StrictCharField(
+        max_length=40, required=False, allow_blank=True, source="vehicle_type"
+    )
+    isActive = StrictBooleanField(required=False, source="is_active")
+
+
+class DriverOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    phone = serializers.CharField()
+    vehicleType = serializers.CharField(source="vehicle_type")
+    isActive = serializers.BooleanField(source="is_active")

@@ -20,7 +20,7 @@ from tenants.errors import (
     InvalidCredentials,
     SlugTaken,
 )
-from tenants.models import ApiKey, AuthToken, Organization, Platform, User
+from tenants.models import ApiKey, AuthToken, Driver, Organization, Platform, User
 from webhooks.destinations import validate_webhook_url
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -238,3 +238,35 @@ def user_get_or_create(*, email: str, name: str = "") -> tuple[User, bool]:
             return User.objects.create_user(email=email, name=name), True
     except IntegrityError:
         return User.objects.get(email=email), False
+
+
+_DRIVER_FIELDS = ("name", "phone", "vehicle_type", "is_active")
+
+
+def driver_create(
+    *,
+    organization: Organization,
+    name: str,
+    phone: str = "",
+    vehicle_type: str = "",
+    is_active: bool = True,
+) -> Driver:
+    return Driver.objects.create(
+        organization=organization,
+        name=name,
+        phone=phone,
+        vehicle_type=vehicle_type,
+        is_active=is_active,
+    )
+
+
+@transaction.atomic
+def driver_update(*, driver: Driver, **changes) -> Driver:
+    """Applies the given fields (any of name, phone, vehicle_type, is_active)."""
+    unknown = set(changes) - set(_DRIVER_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown driver fields: {sorted(unknown)}")
+    for field, value in changes.items():
+        setattr(driver, field, value)
+    driver.save(update_fields=list(changes) or None)
+    return driver

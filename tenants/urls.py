@@ -5,3 +5,9 @@ urlpatterns = [
     *route("auth/token", apis.AuthTokenApi.as_view()),
     *route("manage/organizations/<str:org_id>/api-keys", apis.ManagedApiKeysApi.as_view()),
 ]
+urlpatterns += [
+    *route("manage/organizations/<str:org_id>/drivers", apis.DriversApi.as_view()),
+    *route(
+        "manage/organizations/<str:org_id>/drivers/<str:driver_id>", apis.DriverDetailApi.as_view()
+    ),
+]

@@ -1,0 +1,100 @@
+"""The error layer under /api/ (decisions §0, §1): one body for every error, request ids."""
+
+import pytest
+from django.test import Client
+
+from tenants import selectors
+from tests.conftest import assert_error
+
+pytestmark = pytest.mark.django_db
+
+ORGS = "/api/provisioning/organizations"
+
+
+@pytest.fixture
+def client_with_secret(settings) -> Client:
+    # raise_request_exception=False: see the 500 the middleware renders, as a client would.
+    return Client(
+        raise_request_exception=False,
+        headers={"X-Provisioning-Secret": settings.PROVISIONING_SECRET},
+    )
+
+
+def test_unknown_route_is_a_json_404():
+    assert_error(Client().get("/api/no/such/thing"), 404, "Not found")
+
+
+def test_wrong_method_is_a_json_405(client_with_secret):
+    response = client_with_secret.put(ORGS, "{}", content_type="application/json")
+    assert_error(response, 405, "Method PUT not allowed")
+
+
+def test_invalid_json_is_400(client_with_secret):
+    response = client_with_secret.post(ORGS, "{not json", content_type="application/json")
+    assert_error(response, 400, "Request body is not valid JSON")
+
+
+def test_invalid_utf8_is_400(client_with_secret):
+    response = client_with_secret.post(ORGS, b"\xff\xfe{", content_type="application/json")
+    assert_error(response, 400, "Request body is not valid JSON")
+
+
+def test_non_json_body_is_415(client_with_secret):
+    response = client_with_secret.post(
+        ORGS, "name=x", content_type="application/x-www-form-urlencoded"
+    )
+    assert_error(response, 415)
+
+
+def test_body_over_one_mebibyte_is_413(client_with_secret):
+    body = '{"name": "' + "x" * (1024 * 1024) + '"}'
+    response = client_with_secret.post(ORGS, body, content_type="application/json")
+    assert_error(response, 413)
+
+
+def test_json_array_body_is_400(client_with_secret):
+    response = client_with_secret.post(ORGS, "[1, 2]", content_type="application/json")
+    assert_error(response, 400)
+
+
+def test_deeply_nested_json_is_400_not_500(client_with_secret):
+    body = "[" * 100_000 + "]" * 100_000
+    response = client_with_secret.post(ORGS, body, content_type="application/json")
+    assert response.status_code in (400, 413)
+    assert_error(response, response.status_code)
+
+
+def test_every_response_carries_a_request_id():
+    response = Client().get("/api/no/such/thing")
+    assert len(response["X-Request-Id"]) >= 16
+
+
+def test_client_request_id_is_echoed():
+    response = Client(headers={"X-Request-Id": "abc-123"}).get("/healthz")
+    assert response["X-Request-Id"] == "abc-123"
+
+
+def test_unsafe_client_request_id_is_replaced():
+    response = Client(headers={"X-Request-Id": "bad id\twith spaces"}).get("/healthz")
+    assert response["X-Request-Id"] != "bad id\twith spaces"
+
+
+def test_paths_work_with_and_without_trailing_slash(client_with_secret):
+    assert client_with_secret.get(ORGS).status_code == 200
+    assert client_with_secret.get(ORGS + "/").status_code == 200
+
+
+def test_unhandled_error_is_a_json_500_without_internals(client_with_secret, monkeypatch):
+    def explode():
+        raise RuntimeError("secret internals: SELECT * FROM users")
+
+    monkeypatch.setattr(selectors, "organization_list_with_counts", explode)
+    response = client_with_secret.get(ORGS)
+    body = assert_error(response, 500, "Internal server error")
+    assert "SELECT" not in response.content.decode()
+    assert body["error"] == "Internal Server Error"
+
+
+def test_invalid_utf8_in_path_is_a_json_404(client_with_secret):
+    response = client_with_secret.get("/api/provisioning/organizations/%ff%fe/api-keys")
+    assert_error(response, 404)
