@@ -1,0 +1,89 @@
+"""Zones (one model for dispatch and slot families, decisions §6) and the geocoding gazetteer."""
+
+import uuid
+
+from django.db import models
+from django.utils import timezone as django_timezone
+
+from tenants.models import Organization
+
+
+class ZonePurpose(models.TextChoices):
+    DISPATCH = "dispatch", "Dispatch only"
+    SLOT = "slot", "Slots only"
+    BOTH = "both", "Dispatch and slots"
+
+
+#: purposes that serve partner dispatch (export, partner orders) and slot booking (ERP, public)
+DISPATCH_PURPOSES = (ZonePurpose.DISPATCH, ZonePurpose.BOTH)
+SLOT_PURPOSES = (ZonePurpose.SLOT, ZonePurpose.BOTH)
+
+
+class Zone(models.Model):
+    """A delivery area of an organization.
+
+    `geodata` is a GeoJSON Polygon dict (`{"type": "Polygon", "coordinates": [[[lng, lat], ...]]}`,
+    exterior ring closed), always written through `zones.geometry.polygon_normalize`, so it is
+    valid when read. Partners address zones by name, so names are unique per organization.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="zones")
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=63)
+    purpose = models.CharField(max_length=10, choices=ZonePurpose.choices, default=ZonePurpose.BOTH)
+    enabled = models.BooleanField(default=True)
+    timezone = models.CharField(max_length=64, default="UTC", help_text="IANA time zone name")
+    geodata = models.JSONField(help_text="GeoJSON Polygon; coordinates are [lng, lat] pairs")
+    metadata = models.JSONField(default=dict, blank=True)
+    window_capacity = models.PositiveIntegerField(default=20)
+    created_at = models.DateTimeField(default=django_timezone.now)
+    updated_at = models.DateTimeField(default=django_timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("organization", "slug"), name="zone_unique_slug"),
+            models.UniqueConstraint(fields=("organization", "name"), name="zone_unique_name"),
+        ]
+        ordering = ("name", "id")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Place(models.Model):
+    """A known address or place of an organization's gazetteer (the `local` geocoder, §9).
+
+    `address_key`, `postal_code_key` and `locality_key` are the normalized forms the geocoder
+    looks up (see `zones.geocoding.normalize_*`); `address`, `postal_code` and `locality` keep
+    the text as imported.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="places")
+    address = models.CharField(max_length=500)
+    address_key = models.CharField(max_length=500, editable=False)
+    postal_code = models.CharField(max_length=20, blank=True, default="")
+    postal_code_key = models.CharField(max_length=20, blank=True, default="", editable=False)
+    locality = models.CharField(max_length=200, blank=True, default="")
+    locality_key = models.CharField(max_length=200, blank=True, default="", editable=False)
+    lat = models.FloatField()
+    lng = models.FloatField()
+    created_at = models.DateTimeField(default=django_timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("organization", "address_key"), name="place_unique"),
+            models.CheckConstraint(
+                condition=models.Q(lat__gte=-90, lat__lte=90, lng__gte=-180, lng__lte=180),
+                name="place_coordinates_in_range",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=("organization", "postal_code_key"), name="place_postal_code"),
+            models.Index(fields=("organization", "locality_key"), name="place_locality"),
+        ]
+        ordering = ("address", "id")
+
+    def __str__(self) -> str:
+        return self.address
