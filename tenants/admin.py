@@ -1,0 +1,127 @@
+"""Django admin for tenants. Organization admins see only their organizations (decisions §11)."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+
+from tenants import services
+from tenants.admin_scoping import OrganizationScopedAdmin
+from tenants.models import ApiKey, Driver, Membership, Organization, Platform, User
+
+
+@admin.register(User)
+class UserAdmin(DjangoUserAdmin):
+    ordering = ("email",)
+    list_display = ("email", "name", "is_active", "is_staff", "date_joined")
+    search_fields = ("email", "name")
+    fieldsets = (
+        (None, {"fields": ("email", "password", "name")}),
+        (
+            "Permissions",
+            {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")},
+        ),
+        ("Dates", {"fields": ("last_login", "date_joined")}),
+    )
+    add_fieldsets = (
+        (None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),
+    )
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ("user",)
+
+
+@admin.register(Organization)
+class OrganizationAdmin(OrganizationScopedAdmin):
+    organization_lookup = "id"
+    list_display = ("name", "slug", "is_active", "created_at")
+    search_fields = ("name", "slug")
+    inlines = (MembershipInline,)
+
+    def has_add_permission(self, request) -> bool:
+        return self._is_superuser(request)  # organizations come from provisioning
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return self._is_superuser(request)
+
+
+@admin.register(Driver)
+class DriverAdmin(OrganizationScopedAdmin):
+    list_display = ("name", "phone", "vehicle_type", "is_active", "organization")
+    list_filter = ("is_active",)
+    search_fields = ("name", "phone")
+
+
+class ApiKeyCreateForm(forms.ModelForm):
+    class Meta:
+        model = ApiKey
+        fields = ("organization", "name", "platform", "webhook_url")
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(OrganizationScopedAdmin):
+    """Keys are created, rotated and revoked through the services; values are shown only once."""
+
+    list_display = ("name", "platform", "masked_value", "is_active", "organization", "last_used_at")
+    list_filter = ("platform", "is_active")
+    readonly_fields = (
+        "prefix",
+        "is_active",
+        "created_at",
+        "last_used_at",
+        "rotated_at",
+        "revoked_at",
+    )
+    fields = ("organization", "name", "platform", "webhook_url", *readonly_fields)
+    actions = ("rotate_keys", "revoke_keys")
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = ApiKeyCreateForm
+            kwargs["fields"] = ApiKeyCreateForm.Meta.fields
+        return super().get_form(request, obj, change, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("organization", "platform", *self.readonly_fields) if obj else ()
+
+    def get_fields(self, request, obj=None):
+        return self.fields if obj else ApiKeyCreateForm.Meta.fields
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # revoke instead: the row stays for the audit trail
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            self.check_organization_allowed(request, obj)
+            services.api_key_update(api_key=obj, name=obj.name, webhook_url=obj.webhook_url)
+            return
+        self.check_organization_allowed(request, obj)
+        issued = services.api_key_create(
+            organization=obj.organization,
+            name=obj.name,
+            platform=obj.platform or Platform.STANDARD,
+            webhook_url=obj.webhook_url,
+        )
+        obj.pk = issued.api_key.pk  # the admin redirects to the row the service created
+        self._show_secrets(request, issued)
+
+    @admin.action(description="Rotate selected keys (shows the new values once)")
+    def rotate_keys(self, request, queryset):
+        for api_key in queryset.filter(is_active=True):
+            self._show_secrets(request, services.api_key_rotate(api_key=api_key))
+
+    @admin.action(description="Revoke selected keys")
+    def revoke_keys(self, request, queryset):
+        for api_key in queryset:
+            services.api_key_revoke(api_key=api_key)
+        self.message_user(request, f"Revoked {queryset.count()} key(s).")
+
+    def _show_secrets(self, request, issued) -> None:
+        self.message_user(
+            request,
+            f"Key {issued.api_key.name}: {issued.value}  webhook secret: {issued.webhook_secret}"
+            " (shown once: copy them now)",
+            level=messages.WARNING,
+        )

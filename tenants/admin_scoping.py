@@ -64,9 +64,12 @@ class OrganizationScopedAdmin(admin.ModelAdmin):
             )
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
-    def save_model(self, request, obj, form, change):
+    def check_organization_allowed(self, request, obj) -> None:
         if not self._is_superuser(request) and (
             self._organization_id_of(obj) not in administered_organization_ids(request.user)
         ):
             raise PermissionDenied
+
+    def save_model(self, request, obj, form, change):
+        self.check_organization_allowed(request, obj)
         super().save_model(request, obj, form, change)

@@ -1,0 +1,93 @@
+"""Django admin: each organization admin sees only their organization's rows (decisions §11)."""
+
+import pytest
+from django.test import Client
+
+from tenants.models import ApiKey, Driver, Membership, User
+from tests.conftest import make_api_key
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "a-Strong-passphrase-42"
+
+
+def admin_client_for(organization, email="admin@example.com") -> Client:
+    user = User.objects.create_user(email=email, password=PASSWORD)
+    Membership.objects.create(
+        organization=organization, user=user, org_role="admin", is_active=True
+    )
+    client = Client()
+    assert client.login(username=email, password=PASSWORD)
+    return client
+
+
+def test_org_admin_sees_only_their_drivers(organization, other_organization):
+    Driver.objects.create(organization=organization, name="Our Driver")
+    theirs = Driver.objects.create(organization=other_organization, name="Their Driver")
+    client = admin_client_for(organization)
+
+    listing = client.get("/admin/tenants/driver/")
+    assert listing.status_code == 200
+    assert b"Our Driver" in listing.content
+    assert b"Their Driver" not in listing.content
+    assert client.get(f"/admin/tenants/driver/{theirs.pk}/change/").status_code in (302, 403, 404)
+
+
+def test_org_admin_cannot_create_in_another_organization(organization, other_organization):
+    client = admin_client_for(organization)
+    response = client.post(
+        "/admin/tenants/driver/add/",
+        {
+            "organization": str(other_organization.id),
+            "name": "Sneaky",
+            "phone": "",
+            "vehicle_type": "",
+            "is_active": "on",
+        },
+    )
+    assert response.status_code == 200  # the form refuses the organization choice
+    assert not Driver.objects.filter(name="Sneaky").exists()
+
+
+def test_org_admin_sees_only_their_api_keys(organization, other_organization):
+    make_api_key(organization, "partner_a", name="Ours")
+    make_api_key(other_organization, "partner_a", name="Theirs")
+    listing = admin_client_for(organization).get("/admin/tenants/apikey/")
+    assert b"Ours" in listing.content
+    assert b"Theirs" not in listing.content
+
+
+def test_api_key_created_in_admin_shows_its_value_once(organization):
+    client = admin_client_for(organization)
+    response = client.post(
+        "/admin/tenants/apikey/add/",
+        {
+            "organization": str(organization.id),
+            "name": "From admin",
+            "platform": "partner_b",
+            "webhook_url": "",
+        },
+        follow=True,
+    )
+    assert response.status_code == 200
+    api_key = ApiKey.objects.get(name="From admin")
+    assert b"sk_partner_b_" in response.content
+    assert api_key.platform == "partner_b"
+
+
+def test_user_without_membership_cannot_enter_admin(organization):
+    User.objects.create_user(email="nobody@example.com", password=PASSWORD)
+    client = Client()
+    client.login(username="nobody@example.com", password=PASSWORD)
+    assert client.get("/admin/tenants/driver/").status_code == 302  # to the login page
+
+
+def test_superuser_sees_everything(organization, other_organization):
+    Driver.objects.create(organization=organization, name="Our Driver")
+    Driver.objects.create(organization=other_organization, name="Their Driver")
+    User.objects.create_superuser(email="root@example.com", password=PASSWORD)
+    client = Client()
+    client.login(username="root@example.com", password=PASSWORD)
+    listing = client.get("/admin/tenants/driver/")
+    assert b"Our Driver" in listing.content
+    assert b"Their Driver" in listing.content
