@@ -1,0 +1,139 @@
+"""The webhook outbox (decisions §7): Event → Delivery → DeliveryAttempt (Saleor's shape).
+
+An Event is written in the transaction of the change that causes it; its Delivery (one per
+destination, none when no URL is configured) is the unit of work of the Celery workers; every
+HTTP call made for a delivery leaves a DeliveryAttempt.
+"""
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from tenants.models import ApiKey, Organization
+
+
+class Family(models.TextChoices):
+    PARTNER = "partner", "Partner"
+    ERP = "erp", "ERP"
+
+
+class Event(models.Model):
+    """One notification: its name, its contract id (`event_id`) and its payload.
+
+    Hour-bucketed ERP events are `coalescible`: while `is_open` (not yet picked up for sending)
+    a newer change replaces the payload instead of adding a second event. The first claim of its
+    delivery closes the event; a later change in the same hour opens a new one with the same id.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    family = models.CharField(max_length=10, choices=Family.choices)
+    name = models.CharField(max_length=100)
+    event_id = models.CharField(max_length=255)
+    payload = models.JSONField()
+    coalescible = models.BooleanField(default=False)
+    is_open = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # An explicit id names one event for ever (emitting it again is a no-op) ...
+            models.UniqueConstraint(
+                fields=("organization", "event_id"),
+                condition=Q(coalescible=False),
+                name="webhook_event_id_unique",
+            ),
+            # ... an hour-bucketed id has at most one unsent event at a time (decisions §7).
+            models.UniqueConstraint(
+                fields=("organization", "event_id"),
+                condition=Q(is_open=True),
+                name="webhook_event_one_open_per_id",
+            ),
+        ]
+        ordering = ("-created_at", "id")
+
+    def __str__(self) -> str:
+        return self.event_id
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    DELIVERED = "delivered", "Delivered"
+    FAILED = "failed", "Failed"
+
+
+class Delivery(models.Model):
+    """Sending one event to one URL, with its retry schedule kept in the database.
+
+    `next_attempt_at` is when the next attempt is due (None once delivered or failed); attempt
+    k of the current round is due `WEBHOOK_RETRY_SCHEDULE[k-1]` seconds after `schedule_start`.
+    A worker owns an attempt while `claim_token` is its token and `claimed_until` is ahead;
+    `queued_at` says when a Celery message was last published, so the sweep re-queues only
+    deliveries whose message is missing.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries")
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    url = models.URLField(max_length=2000)
+    status = models.CharField(
+        max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    round_start_attempts = models.PositiveIntegerField(default=0)
+    schedule_start = models.DateTimeField(default=timezone.now)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    claim_token = models.UUIDField(null=True, blank=True)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    last_status_code = models.PositiveIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "deliveries"
+        indexes = [
+            # The sweep: due pending deliveries.
+            models.Index(
+                fields=("next_attempt_at",),
+                condition=Q(status="pending"),
+                name="webhook_delivery_due",
+            ),
+            # The management list: newest first per organization, optionally by status.
+            models.Index(
+                fields=("organization", "-created_at", "-id"), name="webhook_delivery_org_recent"
+            ),
+            models.Index(
+                fields=("organization", "status", "-created_at", "-id"),
+                name="webhook_delivery_org_status",
+            ),
+        ]
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return f"{self.event} → {self.url} ({self.status})"
+
+
+class DeliveryAttempt(models.Model):
+    """One HTTP call: when, how it ended (status code or error) and how long it took."""
+
+    id = models.BigAutoField(primary_key=True)
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_set")
+    number = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    status_code = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    succeeded = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ("delivery", "number", "id")
+        indexes = [models.Index(fields=("delivery", "number"), name="webhook_attempt_delivery")]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of {self.delivery_id}"

@@ -1,0 +1,17 @@
+"""Celery interface of the webhook outbox: tasks take ids and are safe to run twice (§7)."""
+
+from celery import shared_task
+
+from webhooks import sending, services
+
+
+@shared_task(name="webhooks.deliver", acks_late=True, ignore_result=True)
+def deliver(delivery_id: str) -> bool:
+    """Makes the due attempt of one delivery; a duplicate message finds nothing to claim."""
+    return sending.delivery_attempt(delivery_id=delivery_id)
+
+
+@shared_task(name="webhooks.sweep", acks_late=True, ignore_result=True)
+def sweep() -> int:
+    """Queues due deliveries whose message is missing: retries, and messages lost at commit."""
+    return services.deliveries_sweep()
