@@ -3,6 +3,7 @@
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.db import models
 
 from tenants import services
 from tenants.admin_scoping import OrganizationScopedAdmin
@@ -63,6 +64,8 @@ class ApiKeyCreateForm(forms.ModelForm):
 @admin.register(ApiKey)
 class ApiKeyAdmin(OrganizationScopedAdmin):
     """Keys are created, rotated and revoked through the services; values are shown only once."""
+
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     list_display = ("name", "platform", "masked_value", "is_active", "organization", "last_used_at")
     list_filter = ("platform", "is_active")
