@@ -190,6 +190,8 @@ WEBHOOK_RETRY_SCHEDULE = [
     int(s) for s in env.list("WEBHOOK_RETRY_SCHEDULE", default=["0", "60", "300", "1800", "7200"])
 ]
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# How often the beat sweeps due deliveries (retries, and messages lost while Redis was away).
+WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=5.0)
 
 # Geocoding (decisions §9).
 GEOCODER = env.str("GEOCODER", default="local")
@@ -205,7 +207,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE: dict = {
+    "webhooks-sweep": {
+        "task": "webhooks.sweep",
+        "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
+        # A sweep not started within its interval is superseded by the next one.
+        "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
+    },
+}
 
 # Benchmark reference endpoints (BENCH.md) are served only when this is on.
 BENCH_ENDPOINTS = env.bool("BENCH_ENDPOINTS", default=False)

@@ -1,0 +1,98 @@
+"""Delivery records in Django admin: read-only, attempts inline, a redeliver action (§7, §11)."""
+
+from django.contrib import admin
+
+from tenants.admin_scoping import OrganizationScopedAdmin
+from webhooks import services
+from webhooks.models import Delivery, DeliveryAttempt, Event
+
+
+class ReadOnlyMixin:
+    """Outbox rows are written by the services only; admins look and redeliver."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class DeliveryAttemptInline(ReadOnlyMixin, admin.TabularInline):
+    model = DeliveryAttempt
+    extra = 0
+    fields = ("number", "started_at", "status_code", "latency_ms", "succeeded", "error")
+    readonly_fields = fields
+    ordering = ("-number", "-id")
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
+    list_display = (
+        "event_name",
+        "event_id",
+        "url",
+        "status",
+        "attempts",
+        "last_status_code",
+        "next_attempt_at",
+        "created_at",
+    )
+    list_filter = ("status",)
+    list_select_related = ("event",)
+    search_fields = ("event__event_id", "url")
+    ordering = ("-created_at", "-id")
+    fields = (
+        "organization",
+        "event",
+        "event_payload",
+        "url",
+        "status",
+        "attempts",
+        "last_status_code",
+        "last_error",
+        "next_attempt_at",
+        "delivered_at",
+        "created_at",
+    )
+    readonly_fields = fields
+    inlines = (DeliveryAttemptInline,)
+    actions = ("redeliver",)
+
+    @admin.display(description="event")
+    def event_name(self, delivery: Delivery) -> str:
+        return delivery.event.name
+
+    @admin.display(description="event id")
+    def event_id(self, delivery: Delivery) -> str:
+        return delivery.event.event_id
+
+    @admin.display(description="payload")
+    def event_payload(self, delivery: Delivery):
+        return delivery.event.payload
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return self._allowed(request, obj)
+
+    @admin.action(description="Redeliver selected deliveries (new round of attempts)")
+    def redeliver(self, request, queryset):
+        count = 0
+        for delivery in queryset:
+            services.delivery_redeliver(delivery=delivery)
+            count += 1
+        self.message_user(request, f"Queued {count} delivery(ies) again.")
+
+
+@admin.register(Event)
+class EventAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
+    list_display = ("name", "event_id", "family", "created_at", "organization")
+    list_filter = ("family", "name")
+    search_fields = ("event_id",)
+    ordering = ("-created_at", "-id")
+    fields = ("organization", "family", "name", "event_id", "payload", "created_at", "updated_at")
+    readonly_fields = fields
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return self._allowed(request, obj)

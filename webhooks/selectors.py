@@ -1,0 +1,55 @@
+"""Reads of webhook deliveries; every query is scoped to one organization."""
+
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from tenants.models import Organization
+from tenants.selectors import parse_uuid
+from webhooks.errors import DeliveryNotFound
+from webhooks.models import Delivery
+
+
+@dataclass(frozen=True)
+class DeliveryPage:
+    items: list[Delivery]
+    page: int
+    page_size: int
+    total: int
+
+
+def delivery_list(*, organization: Organization, status: str | None = None) -> QuerySet:
+    """The organization's deliveries, newest first, with their event (one query)."""
+    qs = Delivery.objects.filter(organization=organization).select_related("event")
+    if status:
+        qs = qs.filter(status=status)
+    return qs.order_by("-created_at", "-id")
+
+
+def delivery_page(
+    *, organization: Organization, status: str | None, page: int, page_size: int
+) -> DeliveryPage:
+    """One page of `delivery_list`: two queries (count and rows), whatever the data."""
+    qs = delivery_list(organization=organization, status=status)
+    offset = (page - 1) * page_size
+    return DeliveryPage(
+        items=list(qs[offset : offset + page_size]),
+        page=page,
+        page_size=page_size,
+        total=qs.count(),
+    )
+
+
+def delivery_get(*, organization: Organization, delivery_id) -> Delivery:
+    """404 `Delivery not found` for a malformed, unknown or other organization's id."""
+    parsed = parse_uuid(delivery_id)
+    delivery = (
+        Delivery.objects.select_related("event")
+        .filter(organization=organization, pk=parsed)
+        .first()
+        if parsed
+        else None
+    )
+    if delivery is None:
+        raise DeliveryNotFound()
+    return delivery

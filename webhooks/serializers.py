@@ -1,0 +1,64 @@
+"""Input and output shapes of the webhook-delivery management API (decisions §7, §11)."""
+
+from rest_framework import serializers
+
+from webhooks.models import DeliveryStatus
+
+MAX_PAGE_SIZE = 100
+DEFAULT_PAGE_SIZE = 50
+
+
+class DeliveryListInput(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=DeliveryStatus.values,
+        required=False,
+        error_messages={
+            "invalid_choice": f"status must be one of: {', '.join(DeliveryStatus.values)}"
+        },
+    )
+    page = serializers.IntegerField(
+        min_value=1,
+        required=False,
+        default=1,
+        error_messages={
+            "invalid": "page must be a positive integer",
+            "min_value": "page must be a positive integer",
+            "max_string_length": "page must be a positive integer",
+        },
+    )
+    pageSize = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_PAGE_SIZE,
+        required=False,
+        default=DEFAULT_PAGE_SIZE,
+        error_messages={
+            "invalid": f"pageSize must be an integer from 1 to {MAX_PAGE_SIZE}",
+            "min_value": f"pageSize must be an integer from 1 to {MAX_PAGE_SIZE}",
+            "max_value": f"pageSize must be an integer from 1 to {MAX_PAGE_SIZE}",
+            "max_string_length": f"pageSize must be an integer from 1 to {MAX_PAGE_SIZE}",
+        },
+    )
+
+
+class DeliveryOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    eventId = serializers.CharField(source="event.event_id")
+    event = serializers.CharField(source="event.name")
+    url = serializers.CharField()
+    status = serializers.CharField()
+    attempts = serializers.IntegerField()
+    lastStatusCode = serializers.IntegerField(source="last_status_code", allow_null=True)
+    lastError = serializers.SerializerMethodField(method_name="get_last_error")
+    nextAttemptAt = serializers.DateTimeField(source="next_attempt_at", allow_null=True)
+    deliveredAt = serializers.DateTimeField(source="delivered_at", allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+
+    def get_last_error(self, delivery) -> str | None:
+        return delivery.last_error or None
+
+
+class DeliveryPageOutput(serializers.Serializer):
+    items = DeliveryOutput(many=True)
+    page = serializers.IntegerField()
+    pageSize = serializers.IntegerField(source="page_size")
+    total = serializers.IntegerField()
