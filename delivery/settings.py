@@ -52,6 +52,9 @@ INSTALLED_APPS = [
     "provisioning",
     "zones",
     "webhooks",
+    "integrations",
+    "slots",
+    "tracking",
 ]
 
 MIDDLEWARE = [

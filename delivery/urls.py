@@ -10,6 +10,9 @@ api_patterns = [
     path("", include("tenants.urls")),
     path("", include("zones.urls")),
     path("", include("webhooks.urls")),
+    path("", include("integrations.urls")),
+    path("", include("slots.urls")),
+    path("", include("tracking.urls")),
     *route("bench/hello", reference_views.HelloApi.as_view()),
     *route("bench/hello-auth", reference_views.HelloWithKeyApi.as_view()),
     *route("bench/dbread", reference_views.DbReadApi.as_view()),
@@ -24,4 +27,5 @@ urlpatterns = [
     *route("healthz", health.healthz, name="healthz"),
     *route("readyz", health.readyz, name="readyz"),
     path("api/", include(api_patterns)),
+    path("", include("tracking.page_urls")),
 ]

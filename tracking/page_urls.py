@@ -1,0 +1,3 @@
+"""The public tracking page (HTML), served at the site root: /track/<token>."""
+
+urlpatterns: list = []
