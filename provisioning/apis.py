@@ -174,6 +174,7 @@ class ApiKeyDetailApi(ProvisioningApiView):
         tags=TAG,
         request=ApiKeyUpdateInput,
         responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409, 429)},
+        operation_id="provisioning_organizations_api_keys_update",
         description="Webhook URL update: changes any of name, platform and webhookUrl.",
     )
     def post(self, request, org_id, key_id):

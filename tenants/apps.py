@@ -4,3 +4,7 @@ from django.apps import AppConfig
 class TenantsConfig(AppConfig):
     name = "tenants"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Registers the OpenAPI security schemes (drf-spectacular discovers extensions on import).
+        from tenants import schema  # noqa: F401, PLC0415

@@ -23,10 +23,14 @@ class Command(BaseCommand):
         with transaction.atomic():
             organization = self._organization()
             self._admin(organization)
-            keys = {platform: self._key_value(organization, platform) for platform in Platform.values}
+            keys = {
+                platform: self._key_value(organization, platform) for platform in Platform.values
+            }
         out = self.stdout.write
         out(self.style.SUCCESS(f"Demo organization: {organization.name} ({organization.id})"))
-        out(f"Management login: {DEMO_ADMIN_EMAIL} / {DEMO_ADMIN_PASSWORD} (Django admin at /admin/)")
+        out(
+            f"Management login: {DEMO_ADMIN_EMAIL} / {DEMO_ADMIN_PASSWORD} (Django admin at /admin/)"
+        )
         out(f"Provisioning secret: {settings.PROVISIONING_SECRET}")
         for platform, value in keys.items():
             out(f"API key {platform:<10} {value}")
