@@ -10,7 +10,7 @@ from tenants.models import ApiKey, Membership, Organization, OrgRole, Platform, 
 
 DEMO_SLUG = "demo"
 DEMO_ADMIN_EMAIL = "admin@demo.example"
-DEMO_ADMIN_PASSWORD = "demo-Password-2026"  # noqa: S105 - a development demo account
+DEMO_ADMIN_PASSWORD = "demo-Password-2026"  # a development demo account, printed by design
 
 
 class Command(BaseCommand):
@@ -29,7 +29,7 @@ class Command(BaseCommand):
         out = self.stdout.write
         out(self.style.SUCCESS(f"Demo organization: {organization.name} ({organization.id})"))
         out(
-            f"Management login: {DEMO_ADMIN_EMAIL} / {DEMO_ADMIN_PASSWORD} (Django admin at /admin/)"
+            f"Management login: {DEMO_ADMIN_EMAIL} / {DEMO_ADMIN_PASSWORD} (Django admin: /admin/)"
         )
         out(f"Provisioning secret: {settings.PROVISIONING_SECRET}")
         for platform, value in keys.items():
