@@ -28,9 +28,7 @@ class Command(BaseCommand):
             }
         out = self.stdout.write
         out(self.style.SUCCESS(f"Demo organization: {organization.name} ({organization.id})"))
-        out(
-            f"Management login: {DEMO_ADMIN_EMAIL} / {DEMO_ADMIN_PASSWORD} (Django admin: /admin/)"
-        )
+        out(f"Management login: {DEMO_ADMIN_EMAIL} / {DEMO_ADMIN_PASSWORD} (Django admin: /admin/)")
         out(f"Provisioning secret: {settings.PROVISIONING_SECRET}")
         for platform, value in keys.items():
             out(f"API key {platform:<10} {value}")
