@@ -1,0 +1,232 @@
+"""Benchmark harness (../shared/BENCH.md): start the service as in production, drive it with wrk.
+
+Everything runs on loopback and is bounded in time. Figures are reported as ratios to reference
+endpoints measured in the same run, since absolute figures move 25-40 % between runs here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = ROOT / ".venv" / "bin"
+LUA = Path(__file__).resolve().parent / "lua"
+
+
+def bench_env(database: str, port: int, **extra: str) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "DEBUG": "true",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
+        "REDIS_URL": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9"),
+        "RATELIMIT_ENABLE": "false",
+        "BENCH_ENDPOINTS": "true",
+        "WEBHOOK_ALLOW_PRIVATE_URLS": "true",
+        "BIND": f"127.0.0.1:{port}",
+        "LOG_LEVEL": "WARNING",
+        "CONN_MAX_AGE": "600",
+    }
+    env.update(extra)
+    return env
+
+
+def manage(env: dict, *args: str, capture: bool = False) -> str:
+    result = subprocess.run(
+        [str(VENV_BIN / "python"), "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=capture,
+        text=True,
+        timeout=1800,
+    )
+    return result.stdout if capture else ""
+
+
+def fresh_database(env: dict, name: str) -> None:
+    subprocess.run(
+        ["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", name],
+        check=True,
+        timeout=60,
+    )
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True, timeout=60)
+    manage(env, "migrate", "--noinput", capture=True)
+
+
+@dataclass
+class Service:
+    """gunicorn (workers as in docker-compose) plus, optionally, a Celery worker and beat."""
+
+    env: dict
+    port: int
+    with_celery: bool = True
+    processes: list[subprocess.Popen] = field(default_factory=list)
+
+    def start(self) -> None:
+        log = open(ROOT / "var" / "bench-service.log", "ab")  # noqa: SIM115 - lives with the service
+        gunicorn = [
+            str(VENV_BIN / "gunicorn"),
+            "delivery.wsgi:application",
+            "-c",
+            "gunicorn.conf.py",
+        ]
+        self.processes.append(
+            subprocess.Popen(gunicorn, cwd=ROOT, env=self.env, stdout=log, stderr=log)
+        )
+        if self.with_celery:
+            celery = str(VENV_BIN / "celery")
+            worker = [
+                celery,
+                "-A",
+                "delivery.celery:app",
+                "worker",
+                "--loglevel=WARNING",
+                "--pool=threads",
+                "--concurrency=8",
+            ]
+            beat = [
+                celery,
+                "-A",
+                "delivery.celery:app",
+                "beat",
+                "--loglevel=WARNING",
+                "--schedule",
+                str(ROOT / "var" / "bench-beat"),
+            ]
+            self.processes.append(
+                subprocess.Popen(worker, cwd=ROOT, env=self.env, stdout=log, stderr=log)
+            )
+            self.processes.append(
+                subprocess.Popen(beat, cwd=ROOT, env=self.env, stdout=log, stderr=log)
+            )
+        self._wait_ready()
+
+    def _wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.5)
+        raise RuntimeError("service did not become ready; see var/bench-service.log")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.send_signal(signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self.processes.clear()
+
+
+@dataclass
+class Measurement:
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+    non2xx: int
+    socket_errors: int
+    requests: int
+
+
+def wrk(
+    url: str,
+    *,
+    api_key: str = "",
+    method: str = "GET",
+    body: str = "",
+    script: str = "get.lua",
+    seconds: int = 8,
+    connections: int = 8,
+    extra_env: dict | None = None,
+) -> Measurement:
+    """One wrk run pinned to core 1 (BENCH.md), parsed from the Lua script's JSON summary."""
+    if shutil.which("wrk") is None:
+        raise RuntimeError("wrk is not installed: apt-get install -y wrk")
+    command = [
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--latency",
+        "-s",
+        str(LUA / script),
+        url,
+    ]
+    if shutil.which("taskset") and (os.cpu_count() or 1) > 1:
+        command = ["taskset", "-c", "1", *command]
+    env = {
+        **os.environ,
+        "BENCH_API_KEY": api_key,
+        "BENCH_METHOD": method,
+        "BENCH_BODY": body,
+        **(extra_env or {}),
+    }
+    output = subprocess.run(
+        command, env=env, capture_output=True, text=True, check=True, timeout=seconds + 60
+    ).stdout
+    line = next(line for line in output.splitlines() if line.startswith("BENCH_JSON "))
+    data = json.loads(line.removeprefix("BENCH_JSON "))
+    seconds_taken = data["duration_us"] / 1e6
+    return Measurement(
+        requests_per_second=data["requests"] / seconds_taken,
+        p50_ms=data["p50_us"] / 1000,
+        p99_ms=data["p99_us"] / 1000,
+        non2xx=data["non2xx"],
+        socket_errors=data["socket_errors"],
+        requests=data["requests"],
+    )
+
+
+def median_of(measurements: list[Measurement]) -> Measurement:
+    return Measurement(
+        requests_per_second=statistics.median(m.requests_per_second for m in measurements),
+        p50_ms=statistics.median(m.p50_ms for m in measurements),
+        p99_ms=statistics.median(m.p99_ms for m in measurements),
+        non2xx=sum(m.non2xx for m in measurements),
+        socket_errors=sum(m.socket_errors for m in measurements),
+        requests=sum(m.requests for m in measurements),
+    )
+
+
+def table(rows: list[tuple[str, Measurement, str, float | None, str]]) -> str:
+    """Markdown table: scenario, req/s, p50, p99, errors, reference, ratio, target."""
+    lines = [
+        "| scenario | req/s | p50 ms | p99 ms | non-2xx | reference | ratio | target |",
+        "|---|---:|---:|---:|---:|---|---:|---|",
+    ]
+    for name, m, reference, ratio, target in rows:
+        ratio_text = f"{ratio:.2f}" if ratio is not None else "-"
+        lines.append(
+            f"| {name} | {m.requests_per_second:.0f} | {m.p50_ms:.1f} | {m.p99_ms:.1f} | "
+            f"{m.non2xx + m.socket_errors} | {reference} | {ratio_text} | {target} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover - a quick self-check of the reference endpoints
+    port = 8019
+    env = bench_env("delivery_bench_refs", port)
+    (ROOT / "var").mkdir(exist_ok=True)
+    fresh_database(env, "delivery_bench_refs")
+    service = Service(env=env, port=port, with_celery=False)
+    service.start()
+    try:
+        for path in ("bench/hello", "bench/dbread"):
+            print(path, wrk(f"http://127.0.0.1:{port}/api/{path}", seconds=3))
+    finally:
+        service.stop()
+    sys.exit(0)
