@@ -1,0 +1,198 @@
+"""The order model's two writes every family shares: inserting an order, and the status machine.
+
+`order_transition` is THE one way an order changes status (decisions §5): it checks the
+machine, writes the history row, frees window or slot capacity on entering `cancelled` or
+`failed`, and emits the partner family's `order.*` event, all in one transaction.
+"""
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from integrations.errors import DriverRequired, DuplicateExternalRef, TransitionNotAllowed
+from integrations.models import (
+    INACTIVE_STATUSES,
+    Order,
+    OrderFamily,
+    OrderStatus,
+    OrderStatusEvent,
+)
+from integrations.services import windows as window_services
+from slots import services as slot_services
+from tenants.errors import DriverNotFound
+from tenants.models import Driver
+from webhooks import partner_events
+
+#: decisions §5: the only transitions allowed; anything else is a 409
+ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
+    OrderStatus.PENDING: frozenset(
+        {OrderStatus.DISPATCHING, OrderStatus.ASSIGNED, OrderStatus.CANCELLED}
+    ),
+    OrderStatus.DISPATCHING: frozenset(
+        {OrderStatus.ASSIGNED, OrderStatus.PENDING, OrderStatus.CANCELLED}
+    ),
+    OrderStatus.ASSIGNED: frozenset(
+        {
+            OrderStatus.PICKED_UP,
+            OrderStatus.DISPATCHING,
+            OrderStatus.CANCELLED,
+            OrderStatus.FAILED,
+        }
+    ),
+    OrderStatus.PICKED_UP: frozenset({OrderStatus.IN_TRANSIT, OrderStatus.FAILED}),
+    OrderStatus.IN_TRANSIT: frozenset({OrderStatus.DELIVERED, OrderStatus.FAILED}),
+    OrderStatus.DELIVERED: frozenset(),
+    OrderStatus.FAILED: frozenset(),
+    OrderStatus.CANCELLED: frozenset(),
+}
+
+#: the `<verb>` of `Order <ref> cannot be <verb> in status <status>` (decisions §1), by target
+TRANSITION_VERBS: dict[str, str] = {
+    OrderStatus.PENDING: "returned to pending",
+    OrderStatus.DISPATCHING: "released",
+    OrderStatus.ASSIGNED: "assigned",
+    OrderStatus.PICKED_UP: "picked up",
+    OrderStatus.IN_TRANSIT: "put in transit",
+    OrderStatus.DELIVERED: "delivered",
+    OrderStatus.FAILED: "failed",
+    OrderStatus.CANCELLED: "cancelled",
+}
+
+#: decisions §5: partner-family events emitted on entering these statuses
+PARTNER_EVENTS: dict[str, str] = {
+    OrderStatus.ASSIGNED: "order.assigned",
+    OrderStatus.PICKED_UP: "order.picked_up",
+    OrderStatus.IN_TRANSIT: "order.in_transit",
+    OrderStatus.DELIVERED: "order.delivered",
+    OrderStatus.FAILED: "order.failed",
+    OrderStatus.CANCELLED: "order.cancelled",
+}
+
+_EXTERNAL_REF_CONSTRAINT = "order_unique_external_ref"
+
+
+def _violated_constraint(exc: IntegrityError) -> str | None:
+    diag = getattr(exc.__cause__, "diag", None)
+    return getattr(diag, "constraint_name", None)
+
+
+def order_insert(
+    *, organization_id, family: str, platform: str, external_ref: str, actor: str = "", **fields
+) -> Order:
+    """Writes a `pending` order and the first row of its history, in the caller's transaction.
+
+    `fields` are Order model fields. 409 `Order with externalRef <ref> already exists` when the
+    organization already has an order with this `external_ref` (the unique constraint decides,
+    so two concurrent inserts cannot both win). Emits no event: each family's create service
+    emits its own (`order.created`, `erp.slot.booked`).
+    """
+    if family not in OrderFamily.values:
+        raise ValueError(f"unknown order family {family!r}")
+    now = timezone.now()
+    order = Order(
+        organization_id=organization_id,
+        family=family,
+        platform=platform,
+        external_ref=external_ref,
+        status=OrderStatus.PENDING,
+        created_at=now,
+        updated_at=now,
+        **fields,
+    )
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                order.save(force_insert=True)
+        except IntegrityError as exc:
+            if _violated_constraint(exc) == _EXTERNAL_REF_CONSTRAINT:
+                raise DuplicateExternalRef(external_ref) from exc
+            raise
+        OrderStatusEvent.objects.create(
+            order=order, from_status="", to_status=OrderStatus.PENDING, at=now, actor=actor
+        )
+    return order
+
+
+def order_transition(
+    *,
+    order: Order,
+    to_status: str,
+    actor: str = "",
+    driver: Driver | None = None,
+    reason: str = "",
+) -> Order:
+    """Moves `order` to `to_status` by the machine of decisions §5, and returns it updated.
+
+    - 409 `Order <ref> cannot be <verb> in status <status>` for a transition not in the table;
+    - entering `assigned` needs a `driver` of the order's organization (400 otherwise), which
+      becomes the order's driver; going back to `dispatching` or `pending` unassigns it;
+    - entering `dispatching` sets `released_at` the first time;
+    - entering `cancelled` or `failed` frees the order's window place and slot booking;
+    - a partner-family order emits `order.<status>` (decisions §5) in the same transaction.
+    The order row is locked while it changes, so concurrent transitions see each other.
+    """
+    if to_status not in OrderStatus.values:
+        raise ValueError(f"unknown order status {to_status!r}")
+    with transaction.atomic():
+        locked = Order.objects.select_for_update().get(pk=order.pk)
+        from_status = locked.status
+        if to_status not in ALLOWED_TRANSITIONS[from_status]:
+            raise TransitionNotAllowed(
+                external_ref=locked.external_ref,
+                verb=TRANSITION_VERBS[to_status],
+                status=from_status,
+            )
+        now = timezone.now()
+        if to_status == OrderStatus.ASSIGNED:
+            if driver is None:
+                raise DriverRequired()
+            if driver.organization_id != locked.organization_id:
+                raise DriverNotFound()
+            locked.driver = driver
+        elif to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
+            locked.driver = None
+        if to_status == OrderStatus.DISPATCHING and locked.released_at is None:
+            locked.released_at = now
+        locked.status = to_status
+        locked.updated_at = now
+        locked.save(update_fields=["status", "driver", "released_at", "updated_at"])
+        OrderStatusEvent.objects.create(
+            order=locked,
+            from_status=from_status,
+            to_status=to_status,
+            at=now,
+            actor=actor[:200],
+            reason=reason[:500],
+        )
+        if to_status in INACTIVE_STATUSES:
+            _capacity_free(locked)
+        if locked.family == OrderFamily.PARTNER and to_status in PARTNER_EVENTS:
+            _partner_event_emit(locked, PARTNER_EVENTS[to_status], reason=reason)
+    return locked
+
+
+def _capacity_free(order: Order) -> None:
+    """decisions §5: a cancelled or failed order frees its window or slot capacity at once."""
+    if order.window_load_id is not None:
+        window_services.window_free(window_load_id=order.window_load_id)
+    slot_services.slot_booking_release(order=order)
+
+
+def _partner_event_emit(order: Order, event: str, *, reason: str = "") -> None:
+    extra: dict = {}
+    if event == "order.assigned" and order.driver is not None:
+        extra["driver"] = {
+            "id": str(order.driver.id),
+            "name": order.driver.name,
+            "phone": order.driver.phone,
+        }
+    if reason:
+        extra["reason"] = reason
+    partner_events.order_event_emit(
+        order_id=order.id,
+        organization_id=order.organization_id,
+        platform=order.platform,
+        event=event,
+        status=order.status,
+        external_ref=order.external_ref,
+        extra=extra or None,
+    )
