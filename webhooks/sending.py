@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from urllib3.util import Timeout
 
 from delivery.encryption import decrypt_text
 from webhooks import services, signing
@@ -94,7 +95,8 @@ def _error_text(message: str) -> str:
 def _post(url: str, request: signing.SignedRequest) -> Outcome:
     """POSTs once; success is a 2xx within WEBHOOK_TIMEOUT_SECONDS (redirects not followed)."""
     total = float(settings.WEBHOOK_TIMEOUT_SECONDS)
-    connect_timeout = min(3.0, total / 2)
+    # Connecting gets at most 3 s; reading gets what is left of the total (urllib3 `total`).
+    timeout = Timeout(connect=min(3.0, total), read=total, total=total)
     started = time.monotonic()
 
     def elapsed_ms() -> int:
@@ -105,7 +107,7 @@ def _post(url: str, request: signing.SignedRequest) -> Outcome:
             url,
             data=request.body,
             headers=request.headers,
-            timeout=(connect_timeout, total - connect_timeout),
+            timeout=timeout,
             allow_redirects=False,
             stream=True,
         ) as response:

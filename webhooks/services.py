@@ -7,6 +7,7 @@ by `deliveries_sweep`, which the beat runs every few seconds.
 """
 
 import logging
+import time
 import uuid
 from datetime import datetime, timedelta
 
@@ -25,6 +26,8 @@ logger = logging.getLogger(__name__)
 
 #: a queued message not picked up after this long is presumed lost and queued again
 REQUEUE_AFTER_SECONDS = 30
+#: after a failed publish, how long this process leaves the broker alone
+BROKER_BACKOFF_SECONDS = 10
 #: deliveries queued per sweep run (the next run takes the rest)
 SWEEP_BATCH_SIZE = 500
 
@@ -44,12 +47,37 @@ def _destination(*, organization_id, family: str, platform: str | None) -> ApiKe
     )
 
 
+class _BrokerBreaker:
+    """After a failed publish, this process skips publishing for a while: with the broker down,
+    each attempt costs seconds of connection retries, and the sweep queues the deliveries
+    again anyway."""
+
+    def __init__(self) -> None:
+        self.closed_until = 0.0
+
+    def allows_publishing(self) -> bool:
+        return time.monotonic() >= self.closed_until
+
+    def trip(self) -> None:
+        self.closed_until = time.monotonic() + BROKER_BACKOFF_SECONDS
+
+    def reset(self) -> None:
+        self.closed_until = 0.0
+
+
+broker_breaker = _BrokerBreaker()
+
+
 def delivery_enqueue(delivery_id) -> None:
     """Publishes the delivery task; a broker failure is logged, never raised (the sweep
     re-queues the delivery when its message is missing)."""
+    if not broker_breaker.allows_publishing():
+        logger.warning("webhook delivery %s not queued (broker unavailable)", delivery_id)
+        return
     try:
         tasks.deliver.apply_async(args=[str(delivery_id)], retry=False)
     except (KombuError, RedisError, OSError):
+        broker_breaker.trip()
         logger.warning("webhook delivery %s not queued (broker unavailable)", delivery_id)
 
 

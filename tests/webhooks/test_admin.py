@@ -1,0 +1,82 @@
+"""Delivery records in Django admin: scoped per organization, read-only, redeliver action."""
+
+import pytest
+from django.test import Client
+
+from tenants.models import Membership, User
+from tests.conftest import make_api_key
+from webhooks import partner_events, tasks
+from webhooks.models import Delivery, DeliveryStatus
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "a-Strong-passphrase-42"
+
+
+def admin_client_for(organization, email="hook-admin@example.com") -> Client:
+    user = User.objects.create_user(email=email, password=PASSWORD)
+    Membership.objects.create(
+        organization=organization, user=user, org_role="admin", is_active=True
+    )
+    client = Client()
+    assert client.login(username=email, password=PASSWORD)
+    return client
+
+
+def emit(organization, ref: str) -> Delivery:
+    partner_events.order_event_emit(
+        order_id=f"order-{ref}",
+        organization_id=organization.id,
+        platform="partner_a",
+        event="order.created",
+        status="pending",
+        external_ref=ref,
+    )
+    return Delivery.objects.filter(organization=organization).first()
+
+
+def test_org_admin_sees_only_their_deliveries(organization, other_organization):
+    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/ours")
+    make_api_key(other_organization, "partner_a", webhook_url="http://127.0.0.1:9/theirs")
+    emit(organization, "A")
+    theirs = emit(other_organization, "B")
+    client = admin_client_for(organization)
+
+    listing = client.get("/admin/webhooks/delivery/")
+    assert listing.status_code == 200
+    assert b"127.0.0.1:9/ours" in listing.content
+    assert b"127.0.0.1:9/theirs" not in listing.content
+    response = client.get(f"/admin/webhooks/delivery/{theirs.pk}/change/")
+    assert response.status_code in (302, 403, 404)
+
+
+def test_delivery_page_shows_its_attempts_read_only(organization, receiver):
+    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    receiver.statuses = [418]
+    delivery = emit(organization, "A")
+    tasks.deliver(str(delivery.id))
+    client = admin_client_for(organization)
+
+    page = client.get(f"/admin/webhooks/delivery/{delivery.pk}/change/")
+    assert page.status_code == 200
+    assert b"HTTP 418" in page.content
+    assert b'name="_save"' not in page.content  # nothing to edit
+    assert client.get("/admin/webhooks/delivery/add/").status_code == 403
+
+
+def test_redeliver_action_queues_a_new_round(
+    organization, receiver, django_capture_on_commit_callbacks
+):
+    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    delivery = emit(organization, "A")
+    tasks.deliver(str(delivery.id))
+    client = admin_client_for(organization)
+
+    with django_capture_on_commit_callbacks() as queued:
+        response = client.post(
+            "/admin/webhooks/delivery/",
+            {"action": "redeliver", "_selected_action": [str(delivery.pk)]},
+        )
+    assert response.status_code == 302
+    assert len(queued) == 1
+    assert Delivery.objects.get(pk=delivery.pk).status == DeliveryStatus.PENDING
