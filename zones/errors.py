@@ -1,0 +1,39 @@
+"""The contract's zone and geocoding errors (interface "Errors", decisions §1, §9)."""
+
+from delivery.errors import NotFound, ServiceUnavailable, ValidationFailed
+
+
+class ZoneNotFound(NotFound):
+    default_message = "Zone not found"
+
+
+class ZoneNameNotFound(NotFound):
+    def __init__(self, name: str):
+        super().__init__(f"Zone {name} not found")
+
+
+class NoZoneForAddress(NotFound):
+    default_message = "No delivery zone found for the given address"
+
+
+class PolygonInvalid(ValidationFailed):
+    """A 400 whose messages each name the field the polygon came in (`geodata`)."""
+
+
+class ZoneNameTaken(ValidationFailed):
+    def __init__(self, name: str):
+        super().__init__([f"name {name} is already taken"])
+
+
+class ZoneSlugTaken(ValidationFailed):
+    def __init__(self, slug: str):
+        super().__init__([f"slug {slug} is already taken"])
+
+
+class ExportFormatInvalid(ValidationFailed):
+    def __init__(self):
+        super().__init__(["format must be json or csv"])
+
+
+class GeocoderUnavailable(ServiceUnavailable):
+    default_message = "Geocoding service unavailable"

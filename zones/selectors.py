@@ -1,0 +1,163 @@
+"""Reads on zones: by id, by name, by point, and address → zone resolution (decisions §6, §9).
+
+Every function takes the organization: no zone is ever looked up across tenants, and another
+organization's zone answers exactly like an unknown one (404).
+
+Point lookups go through `zones.spatial_index` (an STRtree per organization, cached in process
+memory and versioned in Redis): they cost no database query once the index is warm, whatever the
+number of zones. The zones they return are fresh copies: callers may use them freely.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from django.db.models import QuerySet
+
+from tenants.selectors import parse_uuid
+from zones import geocoding, spatial_index
+from zones.errors import NoZoneForAddress, ZoneNameNotFound, ZoneNotFound
+from zones.models import DISPATCH_PURPOSES, Zone
+
+#: decisions §9: within this distance of a zone's boundary (either side) the answer is `medium`
+BOUNDARY_BAND_M = 50.0
+#: decisions §9: the nearest active zone within this distance answers `low`
+NEAREST_ZONE_MAX_M = 5_000.0
+
+
+def zone_list(*, organization_id) -> QuerySet[Zone]:
+    """All zones of the organization, by name."""
+    return Zone.objects.filter(organization_id=organization_id).order_by("name", "id")
+
+
+def zone_export_list(*, organization_id) -> QuerySet[Zone]:
+    """decisions §12: every zone of purpose `dispatch` or `both`, disabled ones included."""
+    return zone_list(organization_id=organization_id).filter(purpose__in=DISPATCH_PURPOSES)
+
+
+def zone_get(*, organization_id, zone_id) -> Zone:
+    """The organization's zone `zone_id`; 404 `Zone not found` when unknown or malformed."""
+    parsed = parse_uuid(zone_id)
+    zone = (
+        Zone.objects.filter(organization_id=organization_id, pk=parsed).first() if parsed else None
+    )
+    if zone is None:
+        raise ZoneNotFound()
+    return zone
+
+
+def zone_get_by_name(*, organization_id, name: str) -> Zone:
+    """The organization's zone named exactly `name` (enabled or not); 404 `Zone <name> not found`.
+
+    Callers that need an active zone check `zone.enabled` themselves.
+    """
+    zone = Zone.objects.filter(organization_id=organization_id, name=name).first()
+    if zone is None:
+        raise ZoneNameNotFound(name)
+    return zone
+
+
+def zones_containing_point(
+    *,
+    organization_id,
+    lat: float,
+    lng: float,
+    purposes: Iterable[str] | None = None,
+    enabled_only: bool = True,
+) -> list[Zone]:
+    """The organization's zones whose polygon covers (lat, lng), boundary included, smallest first.
+
+    `purposes` keeps only zones of those purposes (e.g. `SLOT_PURPOSES`); `enabled_only` (the
+    default) leaves disabled zones out. "Smallest" compares areas in square metres.
+    """
+    index = spatial_index.index_for(organization_id=organization_id)
+    return index.containing(lat, lng, purposes=_purposes(purposes), enabled_only=enabled_only)
+
+
+def zone_containing_point(
+    *,
+    organization_id,
+    lat: float,
+    lng: float,
+    purposes: Iterable[str] | None = None,
+    enabled_only: bool = True,
+) -> Zone | None:
+    """The smallest zone covering (lat, lng), or None; filters as in `zones_containing_point`."""
+    zones = zones_containing_point(
+        organization_id=organization_id,
+        lat=lat,
+        lng=lng,
+        purposes=purposes,
+        enabled_only=enabled_only,
+    )
+    return zones[0] if zones else None
+
+
+def _purposes(purposes: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if purposes is None else tuple(str(purpose) for purpose in purposes)
+
+
+# ----- resolve-zone -----
+
+
+class Confidence(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+@dataclass(frozen=True)
+class ResolvedZone:
+    zone: Zone
+    lat: float
+    lng: float
+    confidence: Confidence
+
+
+def zone_resolve_point(
+    *, organization_id, lat: float, lng: float, precise: bool = True
+) -> ResolvedZone | None:
+    """The zone of a geocoded point with the confidence of decisions §9, or None.
+
+    - precise, inside an enabled zone and more than 50 m from its boundary: `high` (the
+      smallest such zone);
+    - inside a zone but within 50 m of its boundary, or within 50 m outside a zone, or any
+      approximate geocode inside or within 50 m of a zone: `medium` (that zone);
+    - otherwise the enabled zone whose boundary is nearest, within 5 km: `low`;
+    - nothing within 5 km: None.
+    Distances are geodesic, in metres (WGS 84).
+    """
+    index = spatial_index.index_for(organization_id=organization_id)
+    containing = index.containing(lat, lng)
+    if containing:
+        zone = containing[0]
+        near_boundary = index.distance_to_boundary_m(zone, lat, lng) <= BOUNDARY_BAND_M
+        confidence = Confidence.HIGH if precise and not near_boundary else Confidence.MEDIUM
+        return ResolvedZone(zone, lat, lng, confidence)
+    nearest = index.near(lat, lng, within_m=NEAREST_ZONE_MAX_M)
+    if not nearest:
+        return None
+    closest = nearest[0]
+    if closest.distance_m <= BOUNDARY_BAND_M:
+        return ResolvedZone(closest.zone, lat, lng, Confidence.MEDIUM)
+    return ResolvedZone(closest.zone, lat, lng, Confidence.LOW)
+
+
+def zone_resolve(*, organization_id, address: str) -> ResolvedZone:
+    """`POST /promises/resolve-zone`: geocode `address`, then `zone_resolve_point`.
+
+    404 `No delivery zone found for the given address` when the address cannot be geocoded or
+    no enabled zone lies within 5 km.
+    """
+    geocoded = geocoding.geocode(organization_id=organization_id, address=address)
+    if geocoded is None:
+        raise NoZoneForAddress()
+    resolved = zone_resolve_point(
+        organization_id=organization_id,
+        lat=geocoded.lat,
+        lng=geocoded.lng,
+        precise=geocoded.precise,
+    )
+    if resolved is None:
+        raise NoZoneForAddress()
+    return resolved

@@ -1,0 +1,151 @@
+"""Zone shapes: the management API's zone (GeoJSON `geodata`), the partner export and
+resolve-zone (interface "Zone (export)", "Resolved zone"; decisions §6, §11)."""
+
+import zoneinfo
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from delivery.fields import StrictBooleanField, StrictCharField
+from zones.errors import PolygonInvalid
+from zones.geometry import exterior_lat_lng, polygon_normalize
+from zones.models import ZonePurpose
+
+PURPOSE_MESSAGE = f"purpose must be one of: {', '.join(ZonePurpose.values)}"
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer: not a string, not a boolean, not a fraction."""
+
+    default_error_messages = {
+        **serializers.IntegerField.default_error_messages,
+        "invalid": "must be an integer",
+    }
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        if isinstance(data, float) and not data.is_integer():
+            self.fail("invalid")
+        return super().to_internal_value(int(data))
+
+
+class GeoJsonPolygonField(serializers.JSONField):
+    """A GeoJSON Polygon, validated and normalized (an open ring closed) with shapely."""
+
+    def to_internal_value(self, data):
+        try:
+            return polygon_normalize(data, field=self.field_name)
+        except PolygonInvalid as exc:
+            raise serializers.ValidationError(exc.message) from None
+
+
+class ZoneInput(serializers.Serializer):
+    """Create (name and geodata required) and PATCH (every field optional)."""
+
+    name = StrictCharField(
+        max_length=200,
+        error_messages={
+            "required": "name is required",
+            "blank": "name must not be empty",
+            "null": "name is required",
+        },
+    )
+    slug = StrictCharField(max_length=63, required=False)
+    purpose = StrictCharField(required=False)
+    enabled = StrictBooleanField(required=False)
+    timezone = StrictCharField(max_length=64, required=False)
+    geodata = GeoJsonPolygonField(
+        error_messages={
+            "required": "geodata is required",
+            "null": "geodata must be a GeoJSON Polygon object",
+        }
+    )
+    metadata = serializers.JSONField(required=False)
+    windowCapacity = StrictIntegerField(min_value=0, max_value=100_000, required=False)
+
+    def validate_purpose(self, value: str) -> str:
+        if value not in ZonePurpose.values:
+            raise serializers.ValidationError(PURPOSE_MESSAGE)
+        return value
+
+    def validate_timezone(self, value: str) -> str:
+        if value not in zoneinfo.available_timezones():
+            raise serializers.ValidationError(f"timezone {value} is not an IANA time zone name")
+        return value
+
+    def validate_metadata(self, value):
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("metadata must be an object")
+        return value
+
+    def service_arguments(self) -> dict:
+        """validated_data under the names `zones.services` takes."""
+        renamed = {"timezone": "timezone_name", "windowCapacity": "window_capacity"}
+        return {renamed.get(key, key): value for key, value in self.validated_data.items()}
+
+
+class ZoneOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    slug = serializers.CharField()
+    purpose = serializers.CharField()
+    enabled = serializers.BooleanField()
+    timezone = serializers.CharField()
+    geodata = serializers.JSONField()
+    metadata = serializers.JSONField()
+    windowCapacity = serializers.IntegerField(source="window_capacity")
+    createdAt = serializers.DateTimeField(source="created_at")
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+
+class LatLngOutput(serializers.Serializer):
+    lat = serializers.FloatField()
+    lng = serializers.FloatField()
+
+
+@extend_schema_field(LatLngOutput(many=True))
+class _PolygonLatLngField(serializers.Field):
+    def to_representation(self, value):
+        return [{"lat": lat, "lng": lng} for lat, lng in exterior_lat_lng(value)]
+
+
+class ZoneExportOutput(serializers.Serializer):
+    name = serializers.CharField()
+    slug = serializers.CharField()
+    isActive = serializers.BooleanField(source="enabled")
+    polygon = _PolygonLatLngField(
+        source="geodata", help_text="Closed ring of {lat, lng}: the first point equals the last"
+    )
+    metadata = serializers.JSONField()
+
+
+class ZonesExportOutput(serializers.Serializer):
+    format = serializers.CharField()
+    organizationId = serializers.UUIDField()
+    generatedAt = serializers.DateTimeField()
+    zones = ZoneExportOutput(many=True)
+
+
+class ResolveZoneInput(serializers.Serializer):
+    address = StrictCharField(
+        max_length=500,
+        error_messages={
+            "required": "address is required",
+            "blank": "address is required",
+            "null": "address is required",
+        },
+    )
+
+
+class ResolvedZoneZoneOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    slug = serializers.CharField()
+    organizationId = serializers.UUIDField(source="organization_id")
+
+
+class ResolvedZoneOutput(serializers.Serializer):
+    zone = ResolvedZoneZoneOutput()
+    coordinates = LatLngOutput(source="*")
+    confidence = serializers.ChoiceField(choices=("high", "medium", "low"))

@@ -1,0 +1,205 @@
+"""Per-organization spatial index of zones: a shapely STRtree over prepared polygons.
+
+Building it costs one query and some CPU, so each process keeps the index of recently used
+organizations in memory. A version token per organization lives in Redis and is replaced on
+every zone change (`invalidate`), so every process notices the change on its next lookup and
+rebuilds: a lookup costs one Redis GET, no database query and no Python loop over all zones.
+
+Transactions: `invalidate` replaces the token at once and again after commit. A process that
+rebuilt between the two from the old rows is invalidated by the second; the connection that made
+the change, which sees its uncommitted rows, does not keep an index built from them (the
+change could still be rolled back).
+"""
+
+import copy
+import logging
+import threading
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+from django.core.cache import cache
+from django.db import transaction
+from redis.exceptions import RedisError
+from shapely.geometry import Point
+
+from zones.geometry import LocalMetricFrame, polygon_area_m2, polygon_from_geodata
+from zones.models import Zone
+
+logger = logging.getLogger(__name__)
+
+#: how many organizations' indexes one process keeps (least recently used are dropped)
+MAX_CACHED_ORGANIZATIONS = 256
+VERSION_TTL_SECONDS = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class NearZone:
+    """A zone and the geodesic distance in metres from a point to its boundary."""
+
+    zone: Zone
+    distance_m: float
+    contains: bool
+
+
+class ZoneIndex:
+    """All zones of one organization (enabled or not), searchable by point."""
+
+    def __init__(self, zones: list[Zone]):
+        self._zones = zones
+        polygons = [polygon_from_geodata(zone.geodata) for zone in zones]
+        self._polygons = np.array(polygons, dtype=object)
+        shapely.prepare(self._polygons)  # repeated covers() tests reuse the prepared edges
+        self._tree = shapely.STRtree(self._polygons)
+        self._areas = np.array([polygon_area_m2(polygon) for polygon in polygons])
+        self._enabled = np.array([zone.enabled for zone in zones], dtype=bool)
+        self._purposes = np.array([zone.purpose for zone in zones], dtype=object)
+        self._position = {zone.id: i for i, zone in enumerate(zones)}
+
+    def __len__(self) -> int:
+        return len(self._zones)
+
+    def _eligible(self, indices: np.ndarray, purposes, enabled_only: bool) -> np.ndarray:
+        keep = np.ones(len(indices), dtype=bool)
+        if enabled_only:
+            keep &= self._enabled[indices]
+        if purposes is not None:
+            keep &= np.isin(self._purposes[indices], list(purposes))
+        return indices[keep]
+
+    def _smallest_first(self, indices: np.ndarray) -> np.ndarray:
+        # Ties (same area) are broken by the build order: name, then id.
+        return indices[np.lexsort((indices, self._areas[indices]))]
+
+    def containing(
+        self, lat: float, lng: float, *, purposes=None, enabled_only: bool = True
+    ) -> list[Zone]:
+        """Zones covering the point (boundary included), smallest first."""
+        point = Point(lng, lat)
+        candidates = self._tree.query(point)  # bounding boxes only
+        candidates = self._eligible(candidates, purposes, enabled_only)
+        if len(candidates):
+            candidates = candidates[shapely.covers(self._polygons[candidates], point)]
+        return [self._copy(i) for i in self._smallest_first(candidates)]
+
+    def distance_to_boundary_m(self, zone: Zone, lat: float, lng: float) -> float:
+        """Geodesic metres from the point to the edge of `zone` (a zone of this index)."""
+        polygon = self._polygons[self._position[zone.id]]
+        return LocalMetricFrame(lat, lng).geodesic_distance_to_boundary(polygon)
+
+    def near(
+        self,
+        lat: float,
+        lng: float,
+        *,
+        within_m: float,
+        purposes=None,
+        enabled_only: bool = True,
+    ) -> list[NearZone]:
+        """Zones whose boundary lies within `within_m` metres of the point, nearest first.
+
+        The STRtree narrows the search to the zones whose boxes reach a box of that radius;
+        their distances are then computed in one vectorized call, and the survivors measured
+        geodesically.
+        """
+        frame = LocalMetricFrame(lat, lng)
+        candidates = self._tree.query(frame.degree_box(within_m))
+        candidates = self._eligible(candidates, purposes, enabled_only)
+        if not len(candidates):
+            return []
+        # The local frame is accurate to ~0.1 %: keep a margin, then decide geodesically.
+        rough = frame.boundary_distances(self._polygons[candidates])
+        candidates = candidates[rough <= within_m * 1.01 + 1]
+        point = Point(lng, lat)
+        measured = []
+        for index in candidates:
+            distance = frame.geodesic_distance_to_boundary(self._polygons[index])
+            if distance <= within_m:
+                measured.append((distance, self._areas[index], int(index)))
+        measured.sort()
+        return [
+            NearZone(self._copy(index), distance, bool(self._polygons[index].covers(point)))
+            for distance, _area, index in measured
+        ]
+
+    def _copy(self, index) -> Zone:
+        # Callers get their own instance: the cached one is shared by every request.
+        return copy.deepcopy(self._zones[int(index)])
+
+
+# ----- the per-process cache, versioned in Redis -----
+
+_lock = threading.Lock()
+_indexes: "OrderedDict[str, tuple[str, ZoneIndex]]" = OrderedDict()
+
+
+def _version_key(organization_id: str) -> str:
+    return f"zones:index-version:{organization_id}"
+
+
+def _current_version(organization_id: str) -> str | None:
+    """The organization's version token (created when missing); None when Redis is away."""
+    key = _version_key(organization_id)
+    try:
+        version = cache.get(key)
+        if version is None:
+            cache.add(key, uuid.uuid4().hex, VERSION_TTL_SECONDS)
+            version = cache.get(key)
+    except (RedisError, OSError) as exc:
+        logger.warning("zone index version unavailable: %s", exc.__class__.__name__)
+        return None
+    return version
+
+
+def _replace_version(organization_id: str) -> None:
+    try:
+        cache.set(_version_key(organization_id), uuid.uuid4().hex, VERSION_TTL_SECONDS)
+    except (RedisError, OSError):
+        logger.error("could not invalidate the zone index of organization %s", organization_id)
+
+
+def _uncommitted_changes() -> set:
+    """Organizations whose zones this connection changed in its still-open transaction."""
+    wrapper = transaction.get_connection()
+    if not wrapper.in_atomic_block or not hasattr(wrapper, "zones_uncommitted"):
+        wrapper.zones_uncommitted = set()
+    return wrapper.zones_uncommitted
+
+
+def invalidate(*, organization_id) -> None:
+    """Call in the transaction of every zone create, update or delete."""
+    organization_id = str(organization_id)
+    _replace_version(organization_id)
+    with _lock:
+        _indexes.pop(organization_id, None)
+    if transaction.get_connection().in_atomic_block:
+        pending = _uncommitted_changes()
+        pending.add(organization_id)
+
+        def committed() -> None:
+            pending.discard(organization_id)
+            _replace_version(organization_id)
+
+        transaction.on_commit(committed)
+
+
+def index_for(*, organization_id) -> ZoneIndex:
+    """The organization's index: from process memory when its version is current."""
+    organization_id = str(organization_id)
+    version = _current_version(organization_id)
+    with _lock:
+        cached = _indexes.get(organization_id)
+        if cached is not None and version is not None and cached[0] == version:
+            _indexes.move_to_end(organization_id)
+            return cached[1]
+    zones = Zone.objects.filter(organization_id=organization_id).order_by("name", "id")
+    index = ZoneIndex(list(zones))
+    if version is not None and organization_id not in _uncommitted_changes():
+        with _lock:
+            _indexes[organization_id] = (version, index)
+            _indexes.move_to_end(organization_id)
+            while len(_indexes) > MAX_CACHED_ORGANIZATIONS:
+                _indexes.popitem(last=False)
+    return index
