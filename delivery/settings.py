@@ -217,6 +217,18 @@ CELERY_BEAT_SCHEDULE: dict = {
         # A sweep not started within its interval is superseded by the next one.
         "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
     },
+    # decisions §5: held partner orders are released at 00:00 zone time of their delivery day.
+    "integrations-release-held-orders": {
+        "task": "integrations.release_held_orders",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+    # decisions §5: Idempotency-Keys are kept 24 hours.
+    "integrations-expire-idempotency-keys": {
+        "task": "integrations.expire_idempotency_keys",
+        "schedule": 3600.0,
+        "options": {"expires": 3600.0},
+    },
 }
 
 # Benchmark reference endpoints (BENCH.md) are served only when this is on.

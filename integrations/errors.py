@@ -24,6 +24,11 @@ class DriverRequired(ValidationFailed):
         super().__init__(["driverId is required for status assigned"])
 
 
+class DriverInactive(ValidationFailed):
+    def __init__(self):
+        super().__init__(["driverId must name an active driver"])
+
+
 class NoZoneCoversDropoff(BadRequest):
     default_message = "No delivery zone covers the dropoff location"
 
@@ -38,8 +43,8 @@ class DeliveryWindowFull(BadRequest):
 
 
 class GeocodeFailed(ValidationFailed):
-    def __init__(self, field: str):
-        super().__init__([f"Could not geocode {field}"])
+    def __init__(self, fields: list[str]):
+        super().__init__([f"Could not geocode {field}" for field in fields])
 
 
 class IdempotencyKeyReused(UnprocessableEntity):

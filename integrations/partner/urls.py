@@ -1,1 +1,36 @@
+from django.urls import path
+
+from delivery.routing import route
+from integrations.partner import apis
+
+#: decisions §2: the partner family is served for each partner platform
+PARTNER_INTEGRATIONS = ("partner-a", "partner-b", "partner-c")
+
+
+def _external_ref_route(pattern: str, view) -> list:
+    """`externalRef` may hold `/` (decisions §5), so it is a `path` segment; the slashed twin
+    comes first, else the bare pattern would read a trailing slash as part of the ref."""
+    return [path(f"{pattern}/", view), path(pattern, view)]
+
+
 urlpatterns: list = []
+for integration in PARTNER_INTEGRATIONS:
+    base = f"integrations/{integration}"
+    urlpatterns += [
+        *route(f"{base}/orders", apis.PartnerOrdersApi.as_view(integration=integration)),
+        *route(
+            f"{base}/delivery-windows", apis.DeliveryWindowsApi.as_view(integration=integration)
+        ),
+        *_external_ref_route(
+            f"{base}/orders/<path:external_ref>/release",
+            apis.PartnerOrderReleaseApi.as_view(integration=integration),
+        ),
+        *_external_ref_route(
+            f"{base}/orders/<path:external_ref>/cancel",
+            apis.PartnerOrderCancelApi.as_view(integration=integration),
+        ),
+        *_external_ref_route(
+            f"{base}/orders/<path:external_ref>",
+            apis.PartnerOrderDetailApi.as_view(integration=integration),
+        ),
+    ]

@@ -8,7 +8,12 @@ machine, writes the history row, frees window or slot capacity on entering `canc
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from integrations.errors import DriverRequired, DuplicateExternalRef, TransitionNotAllowed
+from integrations.errors import (
+    DriverInactive,
+    DriverRequired,
+    DuplicateExternalRef,
+    TransitionNotAllowed,
+)
 from integrations.models import (
     INACTIVE_STATUSES,
     Order,
@@ -123,9 +128,9 @@ def order_transition(
     """Moves `order` to `to_status` by the machine of decisions §5, and returns it updated.
 
     - 409 `Order <ref> cannot be <verb> in status <status>` for a transition not in the table;
-    - entering `assigned` needs a `driver` of the order's organization (400 otherwise), which
+    - entering `assigned` needs an active `driver` of the order's organization, which
       becomes the order's driver; going back to `dispatching` or `pending` unassigns it;
-    - entering `dispatching` sets `released_at` the first time;
+    - entering `dispatching` ends a hold and sets `released_at` the first time;
     - entering `cancelled` or `failed` frees the order's window place and slot booking;
     - a partner-family order emits `order.<status>` (decisions §5) in the same transaction.
     The order row is locked while it changes, so concurrent transitions see each other.
@@ -147,14 +152,19 @@ def order_transition(
                 raise DriverRequired()
             if driver.organization_id != locked.organization_id:
                 raise DriverNotFound()
+            if not driver.is_active:
+                raise DriverInactive()
             locked.driver = driver
         elif to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
             locked.driver = None
-        if to_status == OrderStatus.DISPATCHING and locked.released_at is None:
-            locked.released_at = now
+        if to_status == OrderStatus.DISPATCHING:
+            # Released: no longer held for its delivery day (decisions §5).
+            locked.held_until = None
+            if locked.released_at is None:
+                locked.released_at = now
         locked.status = to_status
         locked.updated_at = now
-        locked.save(update_fields=["status", "driver", "released_at", "updated_at"])
+        locked.save(update_fields=["status", "driver", "released_at", "held_until", "updated_at"])
         OrderStatusEvent.objects.create(
             order=locked,
             from_status=from_status,

@@ -1,0 +1,132 @@
+"""Orders in Django admin (decisions §11): scoped per organization, status history inline, and
+status changes only through `order_transition` (admin actions), never by editing the field."""
+
+from django import forms
+from django.contrib import admin, messages
+
+from delivery.admin_site import administered_organization_ids
+from delivery.errors import ApplicationError
+from integrations.models import Order, OrderStatus, OrderStatusEvent
+from integrations.services import orders as order_services
+from tenants.admin_scoping import OrganizationScopedAdmin
+from tenants.models import Driver
+from tenants.selectors import parse_uuid
+
+
+class OrderStatusEventInline(admin.TabularInline):
+    model = OrderStatusEvent
+    extra = 0
+    fields = ("at", "from_status", "to_status", "actor", "reason")
+    readonly_fields = fields
+    ordering = ("at", "id")
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class OrderActionForm(admin.helpers.ActionForm):
+    driver_id = forms.CharField(
+        required=False,
+        label="Driver id (for Assign)",
+        help_text="The id of an active driver of the order's organization",
+    )
+    reason = forms.CharField(required=False, max_length=500, label="Reason")
+
+
+def _transition_action(to_status: str, description: str):
+    def action(modeladmin, request, queryset):
+        modeladmin.transition_selected(request, queryset, to_status)
+
+    action.__name__ = f"transition_to_{to_status}"
+    return admin.action(description=description)(action)
+
+
+@admin.register(Order)
+class OrderAdmin(OrganizationScopedAdmin):
+    list_display = (
+        "external_ref",
+        "status",
+        "family",
+        "platform",
+        "zone",
+        "delivery_window_start",
+        "driver",
+        "created_at",
+        "organization",
+    )
+    list_filter = ("status", "family", "platform")
+    list_select_related = ("zone", "driver", "organization")
+    search_fields = ("external_ref", "tracking_token", "recipient_name")
+    ordering = ("-created_at", "-id")
+    date_hierarchy = "created_at"
+    action_form = OrderActionForm
+    inlines = (OrderStatusEventInline,)
+    #: only the partner's note text and recipient details are editable; status moves by actions
+    editable_fields = ("recipient_name", "recipient_phone", "notes")
+    actions = (
+        _transition_action(OrderStatus.DISPATCHING, "Release for dispatch (dispatching)"),
+        _transition_action(OrderStatus.ASSIGNED, "Assign to driver (give driver id)"),
+        _transition_action(OrderStatus.PICKED_UP, "Mark picked up"),
+        _transition_action(OrderStatus.IN_TRANSIT, "Mark in transit"),
+        _transition_action(OrderStatus.DELIVERED, "Mark delivered"),
+        _transition_action(OrderStatus.FAILED, "Mark failed"),
+        _transition_action(OrderStatus.CANCELLED, "Cancel"),
+        _transition_action(OrderStatus.PENDING, "Return to pending"),
+    )
+
+    def get_readonly_fields(self, request, obj=None):
+        return [
+            field.name
+            for field in Order._meta.get_fields()
+            if field.concrete and field.name not in self.editable_fields
+        ]
+
+    def has_add_permission(self, request) -> bool:
+        # Orders come in through the integrations, which book capacity and write history.
+        return False
+
+    def transition_selected(self, request, queryset, to_status: str) -> None:
+        driver = None
+        if to_status == OrderStatus.ASSIGNED:
+            driver = self._driver_from(request)
+        reason = request.POST.get("reason", "")[:500]
+        moved, refused = 0, []
+        for order in queryset:
+            if driver is not None and driver.organization_id != order.organization_id:
+                refused.append(f"{order.external_ref}: Driver not found")
+                continue
+            try:
+                order_services.order_transition(
+                    order=order,
+                    to_status=to_status,
+                    actor=request.user.get_username(),
+                    driver=driver,
+                    reason=reason,
+                )
+            except ApplicationError as exc:
+                message = exc.message if isinstance(exc.message, str) else "; ".join(exc.message)
+                refused.append(message)
+                continue
+            moved += 1
+        if moved:
+            self.message_user(request, f"Moved {moved} order(s) to {to_status}.")
+        for message in refused:
+            self.message_user(request, message, level=messages.ERROR)
+
+    def _driver_from(self, request) -> Driver | None:
+        parsed = parse_uuid(request.POST.get("driver_id", "").strip())
+        if parsed is None:
+            return None
+        driver = Driver.objects.filter(pk=parsed).first()
+        if driver is None:
+            return None
+        # An organization admin can only name drivers of organizations they administer.
+        if not self._is_superuser(request) and (
+            driver.organization_id not in administered_organization_ids(request.user)
+        ):
+            return None
+        return driver

@@ -1,0 +1,170 @@
+"""The partner family's endpoints: `/integrations/partner-a/*` and its partner-b/c twins."""
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.response import Response
+
+from delivery.schema import errors
+from integrations import selectors
+from integrations.errors import IdempotencyKeyInvalid
+from integrations.serializers import (
+    CancelInput,
+    DeliveryWindowsQuery,
+    PartnerOrderCreatedOutput,
+    PartnerOrderInput,
+    PartnerOrderOutput,
+    PartnerOrderReleasedOutput,
+    ZoneWindowsOutput,
+)
+from integrations.services import idempotency, partner
+from tenants.api_bases import IntegrationApiView
+
+TAG = ["partner"]
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+MAX_IDEMPOTENCY_KEY_LENGTH = 255
+
+
+def actor_of(request) -> str:
+    return f"api-key {request.auth.name} ({request.auth.platform})"
+
+
+def _idempotency_key(request) -> str | None:
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return None
+    if (
+        not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY_LENGTH
+        or not key.isascii()
+        or not key.isprintable()
+    ):
+        raise IdempotencyKeyInvalid()
+    return key
+
+
+class PartnerOrdersApi(IntegrationApiView):
+    @extend_schema(
+        tags=TAG,
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                str,
+                OpenApiParameter.HEADER,
+                description="Optional; a repeat within 24 h replays the first response with "
+                "`Idempotent-Replayed: true` (decisions §5)",
+            )
+        ],
+        request=PartnerOrderInput,
+        responses={
+            201: OpenApiResponse(PartnerOrderCreatedOutput, description="Order created"),
+            **errors(400, 401, 403, 404, 409, 413, 415, 422, 429, 503),
+        },
+        description="Creates an order; books the delivery window containing "
+        "deliveryWindowStart; sends order.created (decisions §5).",
+    )
+    def post(self, request):
+        principal = request.auth
+        key = _idempotency_key(request)
+
+        def create() -> tuple[int, dict]:
+            serializer = PartnerOrderInput(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            order = partner.partner_order_create(
+                organization_id=principal.organization_id,
+                platform=principal.platform,
+                actor=actor_of(request),
+                **serializer.validated_data,
+            )
+            return 201, PartnerOrderCreatedOutput(order).data
+
+        if key is None:
+            status, body = create()
+            return Response(body, status=status)
+        result = idempotency.idempotent_run(
+            api_key_id=principal.key_id,
+            key=key,
+            fingerprint=idempotency.request_fingerprint(
+                method=request.method, path=request.path, body=request.data
+            ),
+            operation=create,
+        )
+        headers = {"Idempotent-Replayed": "true"} if result.replayed else {}
+        return Response(result.body, status=result.status, headers=headers)
+
+
+class PartnerOrderDetailApi(IntegrationApiView):
+    @extend_schema(tags=TAG, responses={200: PartnerOrderOutput, **errors(401, 403, 404, 429)})
+    def get(self, request, external_ref):
+        order = selectors.partner_order_get(
+            organization_id=request.auth.organization_id, external_ref=external_ref
+        )
+        return Response(PartnerOrderOutput(order).data)
+
+
+class PartnerOrderReleaseApi(IntegrationApiView):
+    @extend_schema(
+        tags=TAG,
+        request=None,
+        responses={200: PartnerOrderReleasedOutput, **errors(401, 403, 404, 409, 429)},
+        description="pending → dispatching with releasedAt; already dispatching answers 200 "
+        "again; any other status 409 (decisions §5).",
+    )
+    def post(self, request, external_ref):
+        order = selectors.partner_order_get(
+            organization_id=request.auth.organization_id, external_ref=external_ref
+        )
+        order = partner.partner_order_release(order=order, actor=actor_of(request))
+        return Response(PartnerOrderReleasedOutput(order).data)
+
+
+class PartnerOrderCancelApi(IntegrationApiView):
+    @extend_schema(
+        tags=TAG,
+        request=CancelInput,
+        responses={200: PartnerOrderOutput, **errors(400, 401, 403, 404, 409, 429)},
+        description="Allowed from pending, dispatching, assigned; frees the window place; "
+        "sends order.cancelled (decisions §5).",
+    )
+    def post(self, request, external_ref):
+        serializer = CancelInput(data=request.data if request.data is not None else {})
+        serializer.is_valid(raise_exception=True)
+        order = selectors.partner_order_get(
+            organization_id=request.auth.organization_id, external_ref=external_ref
+        )
+        order = partner.partner_order_cancel(
+            order=order,
+            actor=actor_of(request),
+            reason=serializer.validated_data.get("reason") or "",
+        )
+        return Response(PartnerOrderOutput(order).data)
+
+
+class DeliveryWindowsApi(IntegrationApiView):
+    @extend_schema(
+        tags=TAG,
+        parameters=[
+            OpenApiParameter("zone", str, description="Zone name (or address)"),
+            OpenApiParameter("address", str, description="Geocoded (or zone)"),
+            OpenApiParameter("date", str, required=True, description="YYYY-MM-DD"),
+        ],
+        responses={
+            200: OpenApiResponse(
+                ZoneWindowsOutput,
+                description="An object for `zone`; an array of them, one per matching zone, "
+                "for `address`",
+            ),
+            **errors(400, 401, 403, 404, 429, 503),
+        },
+    )
+    def get(self, request):
+        serializer = DeliveryWindowsQuery(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        query = serializer.validated_data
+        organization_id = request.auth.organization_id
+        if query["zone"]:
+            found = selectors.windows_by_zone_name(
+                organization_id=organization_id, name=query["zone"], day=query["date"]
+            )
+            return Response(ZoneWindowsOutput(found).data)
+        found = selectors.windows_by_address(
+            organization_id=organization_id, address=query["address"], day=query["date"]
+        )
+        return Response(ZoneWindowsOutput(found, many=True).data)

@@ -1,0 +1,152 @@
+"""Idempotency-Key handling (decisions §5; Stripe and the IETF Idempotency-Key draft).
+
+A key is scoped to the API key and kept 24 hours. The first request claims it by inserting a
+row (unique per API key and key) before doing any work, so of any number of concurrent
+requests with one key exactly one does the work. That request stores its response in the same
+transaction as the work, so "order created" and "response stored" commit together. Others
+answer 409 while it runs, replay the stored response once it is done, or 422 when their body
+differs. A request that ends in an error releases its claim: nothing was created, and the
+client may retry with the same key (Stripe keeps no result when a request failed validation).
+"""
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from integrations.errors import IdempotencyKeyInProgress, IdempotencyKeyReused
+from integrations.models import IdempotencyKey, IdempotencyStatus
+
+KEY_LIFETIME = timedelta(hours=24)
+#: a claim not completed within this long belongs to a request that died (its transaction
+#: rolled back, so it created nothing); a new request with the same key may take it over
+CLAIM_LEASE = timedelta(seconds=60)
+_CLAIM_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: int
+    token: uuid.UUID
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    status: int
+    body: Any
+
+
+@dataclass(frozen=True)
+class IdempotentResult:
+    status: int
+    body: Any
+    replayed: bool
+
+
+def request_fingerprint(*, method: str, path: str, body: Any) -> str:
+    """SHA-256 of the request: method, path and the JSON body in canonical form (so key order
+    and spacing do not make two equal bodies differ)."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()
+
+
+def idempotency_claim(*, api_key_id, key: str, fingerprint: str) -> Claim | StoredResponse:
+    """Claims `key` for this request, or answers what the earlier request with it decided.
+
+    Returns a Claim (go ahead and do the work) or the StoredResponse to replay; raises 422 when
+    the key was used with another body, 409 while the request that holds it is running.
+    """
+    for _ in range(_CLAIM_ATTEMPTS):
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                row = IdempotencyKey.objects.create(
+                    api_key_id=api_key_id,
+                    key=key,
+                    request_hash=fingerprint,
+                    locked_at=now,
+                    created_at=now,
+                )
+            return Claim(id=row.id, token=row.claim_token)
+        except IntegrityError:
+            pass
+        existing = IdempotencyKey.objects.filter(api_key_id=api_key_id, key=key).first()
+        if existing is None:
+            continue  # released or expired meanwhile: claim it again
+        if existing.created_at <= now - KEY_LIFETIME:
+            # Expired but not yet swept: it no longer exists as far as clients can tell.
+            IdempotencyKey.objects.filter(pk=existing.pk, claim_token=existing.claim_token).delete()
+            continue
+        if existing.request_hash != fingerprint:
+            raise IdempotencyKeyReused()
+        if existing.status == IdempotencyStatus.COMPLETED:
+            return StoredResponse(status=existing.response_status, body=existing.response_body)
+        if existing.locked_at <= now - CLAIM_LEASE:
+            token = uuid.uuid4()
+            # Conditional UPDATE: of several requests taking over, one wins.
+            taken = IdempotencyKey.objects.filter(
+                pk=existing.pk,
+                status=IdempotencyStatus.IN_PROGRESS,
+                claim_token=existing.claim_token,
+            ).update(claim_token=token, locked_at=now)
+            if taken:
+                return Claim(id=existing.pk, token=token)
+            continue
+        raise IdempotencyKeyInProgress()
+    raise IdempotencyKeyInProgress()
+
+
+def idempotency_complete(*, claim: Claim, status: int, body: Any) -> None:
+    """Stores the response, in the transaction of the work it describes. A claim taken over
+    meanwhile (this request outlived its lease) raises 409, which rolls the work back."""
+    stored = IdempotencyKey.objects.filter(
+        pk=claim.id, claim_token=claim.token, status=IdempotencyStatus.IN_PROGRESS
+    ).update(
+        status=IdempotencyStatus.COMPLETED,
+        response_status=status,
+        response_body=body,
+        completed_at=timezone.now(),
+    )
+    if not stored:
+        raise IdempotencyKeyInProgress()
+
+
+def idempotency_release(*, claim: Claim) -> None:
+    """Gives the key up after a failed request (nothing was created)."""
+    IdempotencyKey.objects.filter(
+        pk=claim.id, claim_token=claim.token, status=IdempotencyStatus.IN_PROGRESS
+    ).delete()
+
+
+def idempotent_run(
+    *, api_key_id, key: str, fingerprint: str, operation: Callable[[], tuple[int, Any]]
+) -> IdempotentResult:
+    """Runs `operation` (returning status and JSON body) at most once per key (decisions §5).
+
+    The operation and the stored response commit in one transaction; any exception releases
+    the claim and propagates.
+    """
+    claimed = idempotency_claim(api_key_id=api_key_id, key=key, fingerprint=fingerprint)
+    if isinstance(claimed, StoredResponse):
+        return IdempotentResult(status=claimed.status, body=claimed.body, replayed=True)
+    try:
+        with transaction.atomic():
+            status, body = operation()
+            idempotency_complete(claim=claimed, status=status, body=body)
+    except BaseException:
+        idempotency_release(claim=claimed)
+        raise
+    return IdempotentResult(status=status, body=body, replayed=False)
+
+
+def idempotency_keys_expire(*, now=None) -> int:
+    """The periodic task: deletes keys older than 24 hours. Returns how many."""
+    cutoff = (now or timezone.now()) - KEY_LIFETIME
+    deleted, _ = IdempotencyKey.objects.filter(created_at__lte=cutoff).delete()
+    return deleted
