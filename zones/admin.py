@@ -96,11 +96,11 @@ def polygon_svg(geodata: dict, size: int = PREVIEW_SIZE) -> str:
         'viewBox="0 0 {size} {size}" role="img" aria-label="Zone polygon preview" '
         'style="background:#f4f6f8;border:1px solid #ccd">'
         '<polygon points="{points}" fill="rgba(64,128,200,0.35)" stroke="#2060a0" '
-        'stroke-width="2"/></svg><div class="help">{width:.0f} m by {height:.0f} m</div>',
+        'stroke-width="2"/></svg><div class="help">{width} m by {height} m</div>',
         size=size,
         points=points,
-        width=max(xs),
-        height=max(ys),
+        width=f"{max(xs):.0f}",
+        height=f"{max(ys):.0f}",
     )
 
 
