@@ -6,6 +6,7 @@ from django.db.models import Count, IntegerField, OuterRef, Prefetch, Subquery, 
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from integrations.models import Order
 from tenants import keycache
 from tenants.errors import (
     ApiKeyInvalid,
@@ -69,8 +70,7 @@ def organization_list_with_counts():
         Organization.objects.annotate(
             members_count=count_per_organization(Membership.objects.all()),
             drivers_count=count_per_organization(Driver.objects.all()),
-            # Orders arrive with the partner issue (#5); until then there are none to count.
-            orders_count=Value(0, output_field=IntegerField()),
+            orders_count=count_per_organization(Order.objects.all()),
         )
         .prefetch_related(Prefetch("memberships", queryset=admins, to_attr="admin_memberships"))
         .order_by("created_at", "id")
