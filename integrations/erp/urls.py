@@ -1,1 +1,24 @@
-urlpatterns: list = []
+from django.urls import path
+
+from delivery.routing import route
+from integrations.erp import apis
+
+BASE = "integrations/erp"
+
+
+def _external_ref_route(pattern: str, view) -> list:
+    """`externalRef` may hold `/` (decisions §5), so it is a `path` segment; the slashed twin
+    comes first, else the bare pattern would read a trailing slash as part of the ref."""
+    return [path(f"{pattern}/", view), path(pattern, view)]
+
+
+urlpatterns = [
+    *route(f"{BASE}/orders", apis.ErpOrdersApi.as_view()),
+    *_external_ref_route(
+        f"{BASE}/orders/<path:external_ref>/delivery-slot", apis.ErpOrderSlotApi.as_view()
+    ),
+    *_external_ref_route(
+        f"{BASE}/orders/<path:external_ref>/cancel", apis.ErpOrderCancelApi.as_view()
+    ),
+    *_external_ref_route(f"{BASE}/orders/<path:external_ref>", apis.ErpOrderDetailApi.as_view()),
+]

@@ -1,0 +1,258 @@
+"""Input and output shapes of the ERP family (interface "ERP order"; decisions §5).
+
+Every validation message names its field, as the partner family's do (`externalRef required`).
+"""
+
+import math
+import re
+from datetime import date, datetime
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from delivery.fields import StrictCharField, normalize_phone
+from integrations.models import Order, PackageSize
+from slots.models import SlotBooking
+from slots.occurrences import zone_tz
+
+EXTERNAL_REF_PATTERN = re.compile(r"^[A-Za-z0-9\-_.:/#]+$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIMESTAMP = serializers.DateTimeField()
+
+
+def _messages(field: str, **extra) -> dict:
+    return {
+        "required": f"{field} required",
+        "null": f"{field} required",
+        "blank": f"{field} must not be empty",
+        "invalid": f"{field} must be a string",
+        **extra,
+    }
+
+
+class _Text(StrictCharField):
+    """A JSON string of at most `max_length` characters, trimmed; messages name the field."""
+
+    def __init__(self, field: str, max_length: int, *, required: bool = True, **kwargs):
+        self.field_label = field
+        super().__init__(
+            max_length=max_length,
+            required=required,
+            allow_null=not required,
+            allow_blank=not required,
+            error_messages=_messages(
+                field, max_length=f"{field} must be at most {max_length} characters"
+            ),
+            **kwargs,
+        )
+
+
+class ExternalRefField(_Text):
+    def __init__(self):
+        super().__init__("externalRef", 100)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not EXTERNAL_REF_PATTERN.match(value):
+            raise serializers.ValidationError(
+                "externalRef may contain only letters, digits and -_.:/#"
+            )
+        return value
+
+
+class PhoneField(_Text):
+    def __init__(self):
+        super().__init__("recipientPhone", 32)
+
+    def to_internal_value(self, data):
+        normalized = normalize_phone(super().to_internal_value(data))
+        if normalized is None:
+            raise serializers.ValidationError(
+                "recipientPhone must be a phone number: + optional, then 7 to 15 digits"
+            )
+        return normalized
+
+
+@extend_schema_field(OpenApiTypes.NUMBER)
+class CoordinateField(serializers.Field):
+    """A JSON number within [-bound, bound] (decisions §5)."""
+
+    def __init__(self, field: str, bound: int, *, required: bool = True):
+        self.field_label = field
+        self.bound = bound
+        super().__init__(
+            required=required,
+            allow_null=not required,
+            error_messages={"required": f"{field} required", "null": f"{field} required"},
+        )
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float) or not math.isfinite(data):
+            raise serializers.ValidationError(f"{self.field_label} must be a number")
+        if not -self.bound <= data <= self.bound:
+            raise serializers.ValidationError(
+                f"{self.field_label} must be between -{self.bound} and {self.bound}"
+            )
+        return float(data)
+
+    def to_representation(self, value):
+        return value
+
+
+class SlotDateField(StrictCharField):
+    """`YYYY-MM-DD` as a date."""
+
+    def __init__(self):
+        super().__init__(error_messages=_messages("deliverySlotDate"))
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        try:
+            if not _DATE.match(text):
+                raise ValueError(text)
+            return date.fromisoformat(text)
+        except ValueError:
+            raise serializers.ValidationError(
+                "deliverySlotDate must be a date (format: YYYY-MM-DD)"
+            ) from None
+
+
+class PackageSizeField(_Text):
+    def __init__(self):
+        super().__init__("packageSize", 10, required=False)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value and value not in PackageSize.values:
+            raise serializers.ValidationError(
+                f"packageSize must be one of: {', '.join(PackageSize.values)}"
+            )
+        return value
+
+
+class ErpOrderInput(serializers.Serializer):
+    """`POST /integrations/erp/orders` (decisions §5: the required fields; pickup optional)."""
+
+    externalRef = ExternalRefField()
+    pickupAddress = _Text("pickupAddress", 500, required=False)
+    pickupLat = CoordinateField("pickupLat", 90, required=False)
+    pickupLng = CoordinateField("pickupLng", 180, required=False)
+    dropoffAddress = _Text("dropoffAddress", 500)
+    dropoffLat = CoordinateField("dropoffLat", 90)
+    dropoffLng = CoordinateField("dropoffLng", 180)
+    recipientName = _Text("recipientName", 200)
+    recipientPhone = PhoneField()
+    packageSize = PackageSizeField()
+    deliverySlotTemplateId = _Text("deliverySlotTemplateId", 100)
+    deliverySlotDate = SlotDateField()
+
+    def validate(self, attrs):
+        given = [name for name in ("pickupLat", "pickupLng") if attrs.get(name) is not None]
+        if len(given) == 1:
+            raise serializers.ValidationError(["pickupLat and pickupLng must be given together"])
+        return attrs
+
+    def service_arguments(self) -> dict:
+        data = self.validated_data
+        return {
+            "external_ref": data["externalRef"],
+            "slot_template_id": data["deliverySlotTemplateId"],
+            "slot_date": data["deliverySlotDate"],
+            "dropoff_address": data["dropoffAddress"],
+            "dropoff_lat": data["dropoffLat"],
+            "dropoff_lng": data["dropoffLng"],
+            "recipient_name": data["recipientName"],
+            "recipient_phone": data["recipientPhone"],
+            "pickup_address": data.get("pickupAddress") or None,
+            "pickup_lat": data.get("pickupLat"),
+            "pickup_lng": data.get("pickupLng"),
+            "package_size": data.get("packageSize") or "",
+        }
+
+
+class ErpSlotAssignInput(serializers.Serializer):
+    """`PUT /integrations/erp/orders/:externalRef/delivery-slot`."""
+
+    deliverySlotTemplateId = _Text("deliverySlotTemplateId", 100)
+    deliverySlotDate = SlotDateField()
+    dropoffLat = CoordinateField("dropoffLat", 90, required=False)
+    dropoffLng = CoordinateField("dropoffLng", 180, required=False)
+
+    def validate(self, attrs):
+        given = [name for name in ("dropoffLat", "dropoffLng") if attrs.get(name) is not None]
+        if len(given) == 1:
+            raise serializers.ValidationError(["dropoffLat and dropoffLng must be given together"])
+        return attrs
+
+    def service_arguments(self) -> dict:
+        data = self.validated_data
+        return {
+            "slot_template_id": data["deliverySlotTemplateId"],
+            "slot_date": data["deliverySlotDate"],
+            "dropoff_lat": data.get("dropoffLat"),
+            "dropoff_lng": data.get("dropoffLng"),
+        }
+
+
+class ErpCancelInput(serializers.Serializer):
+    reason = _Text("reason", 500, required=False)
+
+
+def _zone_time(order: Order, moment: datetime | None) -> str | None:
+    """ISO 8601 with the offset of the order's zone (decisions §6)."""
+    if moment is None:
+        return None
+    return moment.astimezone(zone_tz(order.zone.timezone if order.zone else "UTC")).isoformat()
+
+
+def _booking_of(order: Order) -> SlotBooking | None:
+    try:
+        return order.slot_booking
+    except SlotBooking.DoesNotExist:
+        return None
+
+
+class ErpOrderSlotOutput(serializers.Serializer):
+    """The PUT delivery-slot response."""
+
+    id = serializers.UUIDField()
+    deliverySlotTemplateId = serializers.UUIDField(allow_null=True)
+    deliverySlotDate = serializers.DateField(allow_null=True)
+    deliveryWindowStart = serializers.CharField(allow_null=True)
+    deliveryWindowEnd = serializers.CharField(allow_null=True)
+
+    def to_representation(self, instance: Order) -> dict:
+        booking = _booking_of(instance)
+        return {
+            "id": str(instance.id),
+            "deliverySlotTemplateId": str(booking.template_id) if booking else None,
+            "deliverySlotDate": booking.date.isoformat() if booking else None,
+            "deliveryWindowStart": _zone_time(instance, instance.delivery_window_start),
+            "deliveryWindowEnd": _zone_time(instance, instance.delivery_window_end),
+        }
+
+
+class ErpOrderOutput(ErpOrderSlotOutput):
+    """The interface's "ERP order"."""
+
+    status = serializers.CharField()
+    externalRef = serializers.CharField()
+    assignmentZoneId = serializers.UUIDField(allow_null=True)
+    trackingToken = serializers.CharField()
+    createdAt = serializers.DateTimeField()
+
+    def to_representation(self, instance: Order) -> dict:
+        slot = super().to_representation(instance)
+        return {
+            "id": slot["id"],
+            "status": instance.status,
+            "externalRef": instance.external_ref,
+            "deliverySlotTemplateId": slot["deliverySlotTemplateId"],
+            "deliverySlotDate": slot["deliverySlotDate"],
+            "deliveryWindowStart": slot["deliveryWindowStart"],
+            "deliveryWindowEnd": slot["deliveryWindowEnd"],
+            "assignmentZoneId": str(instance.zone_id) if instance.zone_id else None,
+            "trackingToken": instance.tracking_token,
+            "createdAt": _TIMESTAMP.to_representation(instance.created_at),
+        }

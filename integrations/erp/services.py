@@ -1,0 +1,149 @@
+"""The ERP family's writes: create an order on a slot, move it to another slot, cancel it
+(interface "ERP family"; decisions §5, §6).
+
+The order row and its slot booking are written in one transaction: an order that cannot get
+its slot is not created, and a move frees the old slot and takes the new one atomically.
+"""
+
+from datetime import date, datetime, time
+
+from django.db import transaction
+from django.utils import timezone
+
+from integrations.erp.errors import DropoffRequired
+from integrations.errors import TransitionNotAllowed
+from integrations.models import TERMINAL_STATUSES, Order, OrderFamily, OrderStatus
+from integrations.services import orders as order_services
+from slots import selectors as slot_selectors
+from slots import services as slot_services
+from slots.models import SlotTemplate
+from slots.occurrences import Occurrence, local_moment, zone_tz
+
+
+def _held_until(*, slot: Occurrence, template: SlotTemplate) -> datetime | None:
+    """decisions §5: an order delivered on a later day (zone time) than today is held from
+    dispatch until 00:00 zone time of that day."""
+    tz = zone_tz(template.zone.timezone)
+    if slot.date <= timezone.now().astimezone(tz).date():
+        return None
+    return local_moment(slot.date, time(0), tz)
+
+
+def erp_order_create(
+    *,
+    organization_id,
+    platform: str,
+    external_ref: str,
+    slot_template_id: str,
+    slot_date: date,
+    dropoff_address: str,
+    dropoff_lat: float,
+    dropoff_lng: float,
+    recipient_name: str,
+    recipient_phone: str,
+    pickup_address: str | None = None,
+    pickup_lat: float | None = None,
+    pickup_lng: float | None = None,
+    package_size: str = "",
+    actor: str = "",
+) -> Order:
+    """`POST /integrations/erp/orders`: creates a `pending` order booked on the slot.
+
+    Checks in the order of decisions §5: the template exists in the organization (404 `Slot
+    not found`), the date's weekday is the template's, the cutoff has not passed, the dropoff
+    lies in the template's zone, then (under the slot's lock) capacity is left. A duplicate
+    `externalRef` is a 409. Without a pickup address, the slot policy's default pickup address
+    is used. Emits `erp.slot.booked`.
+    """
+    with transaction.atomic():
+        template = slot_selectors.slot_template_get(
+            organization_id=organization_id, template_id=slot_template_id
+        )
+        slot = slot_services.slot_booking_check(
+            template=template, day=slot_date, dropoff_lat=dropoff_lat, dropoff_lng=dropoff_lng
+        )
+        if pickup_address is None:
+            policy = slot_services.slot_policy_get_or_create(organization_id=organization_id)
+            pickup_address = policy.default_pickup_address
+        order = order_services.order_insert(
+            organization_id=organization_id,
+            family=OrderFamily.ERP,
+            platform=platform,
+            external_ref=external_ref,
+            actor=actor,
+            pickup_address=pickup_address or "",
+            pickup_lat=pickup_lat,
+            pickup_lng=pickup_lng,
+            dropoff_address=dropoff_address,
+            dropoff_lat=dropoff_lat,
+            dropoff_lng=dropoff_lng,
+            recipient_name=recipient_name,
+            recipient_phone=recipient_phone,
+            package_size=package_size,
+            zone=template.zone,
+            delivery_window_start=slot.window_start,
+            delivery_window_end=slot.window_end,
+            held_until=_held_until(slot=slot, template=template),
+        )
+        # Last, so the slot's lock is held for as short a time as possible.
+        slot_services.slot_book(order=order, template=template, day=slot_date)
+    return order
+
+
+def erp_order_slot_assign(
+    *,
+    order: Order,
+    slot_template_id: str,
+    slot_date: date,
+    dropoff_lat: float | None = None,
+    dropoff_lng: float | None = None,
+) -> Order:
+    """`PUT .../delivery-slot`: moves the order to another slot (or gives it one), with the
+    checks of creation (decisions §5), freeing the old slot and taking the new one in one
+    transaction. An order in a terminal status: 409. New dropoff coordinates, when given, are
+    checked against the new slot's zone and stored."""
+    with transaction.atomic():
+        # The order row first: every path that changes an order's slot locks it first.
+        locked = Order.objects.select_for_update(of=("self",)).get(pk=order.pk)
+        if locked.status in TERMINAL_STATUSES:
+            raise TransitionNotAllowed(
+                external_ref=locked.external_ref, verb="rescheduled", status=locked.status
+            )
+        template = slot_selectors.slot_template_get(
+            organization_id=locked.organization_id, template_id=slot_template_id
+        )
+        lat = dropoff_lat if dropoff_lat is not None else locked.dropoff_lat
+        lng = dropoff_lng if dropoff_lng is not None else locked.dropoff_lng
+        if lat is None or lng is None:
+            raise DropoffRequired()
+        slot = slot_services.slot_booking_check(
+            template=template, day=slot_date, dropoff_lat=lat, dropoff_lng=lng
+        )
+        slot_services.slot_booking_move(order=locked, template=template, day=slot_date)
+        locked.dropoff_lat, locked.dropoff_lng = lat, lng
+        locked.zone = template.zone
+        locked.delivery_window_start = slot.window_start
+        locked.delivery_window_end = slot.window_end
+        if locked.status == OrderStatus.PENDING:
+            locked.held_until = _held_until(slot=slot, template=template)
+        locked.updated_at = timezone.now()
+        locked.save(
+            update_fields=[
+                "dropoff_lat",
+                "dropoff_lng",
+                "zone",
+                "delivery_window_start",
+                "delivery_window_end",
+                "held_until",
+                "updated_at",
+            ]
+        )
+    return locked
+
+
+def erp_order_cancel(*, order: Order, actor: str = "", reason: str = "") -> Order:
+    """`POST .../cancel` (decisions §5): allowed from `pending`, `dispatching`, `assigned`
+    (else 409); the status machine frees the slot, which emits `erp.slots.updated`."""
+    return order_services.order_transition(
+        order=order, to_status=OrderStatus.CANCELLED, actor=actor, reason=reason
+    )

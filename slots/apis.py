@@ -1,0 +1,224 @@
+"""Slot endpoints: public availability (any key) and the management API's slot policy and
+templates (decisions §6, §11, §12)."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from delivery.errors import ValidationFailed
+from delivery.schema import errors
+from slots import selectors, services
+from slots.serializers import (
+    BulkAvailabilityOutput,
+    BulkAvailabilityQueryInput,
+    DayAvailabilityOutput,
+    DayAvailabilityQueryInput,
+    SingleDayAvailabilityOutput,
+    SlotAvailabilityOutput,
+    SlotPolicyInput,
+    SlotPolicyOutput,
+    SlotTemplateInput,
+    SlotTemplateOutput,
+    SlotTemplateSeedInput,
+)
+from tenants.api_bases import ApiKeyApiView, ManagementApiView
+from tenants.selectors import parse_uuid
+from zones import selectors as zone_selectors
+
+MANAGEMENT = ["management"]
+PUBLIC = ["public"]
+
+_ZONE_PARAMETERS = [
+    OpenApiParameter(
+        "zoneId", OpenApiTypes.UUID, description="Required when lat/lng are absent; wins"
+    ),
+    OpenApiParameter("lat", OpenApiTypes.NUMBER, description="-90 to 90, with lng"),
+    OpenApiParameter("lng", OpenApiTypes.NUMBER, description="-180 to 180, with lat"),
+]
+
+
+class BulkAvailabilityApi(ApiKeyApiView):
+    @extend_schema(
+        tags=PUBLIC,
+        parameters=[
+            *_ZONE_PARAMETERS,
+            OpenApiParameter("startDate", OpenApiTypes.DATE, required=True),
+            OpenApiParameter(
+                "endDate", OpenApiTypes.DATE, required=True, description="After startDate"
+            ),
+        ],
+        responses={200: BulkAvailabilityOutput, **errors(400, 401, 404)},
+        description="Every date from startDate to endDate (both included, at most 31 days "
+        "apart) with its slots ascending by start; a date without slots has an empty array.",
+    )
+    def get(self, request):
+        serializer = BulkAvailabilityQueryInput(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        query = serializer.validated_data
+        zone = selectors.availability_zone_get(
+            organization_id=request.auth.organization_id,
+            zone_id=query.zone.zone_id,
+            lat=query.zone.lat,
+            lng=query.zone.lng,
+        )
+        days = selectors.zone_availability(zone=zone, first=query.start_date, last=query.end_date)
+        day_output = DayAvailabilityOutput()
+        return Response(
+            {
+                "polygonId": str(zone.id),
+                "polygonName": zone.name,
+                "dates": [day_output.to_representation(day) for day in days],
+            }
+        )
+
+
+class DayAvailabilityApi(ApiKeyApiView):
+    @extend_schema(
+        tags=PUBLIC,
+        parameters=[*_ZONE_PARAMETERS, OpenApiParameter("date", OpenApiTypes.DATE, required=True)],
+        responses={200: SingleDayAvailabilityOutput, **errors(400, 401, 404)},
+        description="The slots of one date, ascending by start.",
+    )
+    def get(self, request):
+        serializer = DayAvailabilityQueryInput(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        query = serializer.validated_data
+        zone = selectors.availability_zone_get(
+            organization_id=request.auth.organization_id,
+            zone_id=query.zone.zone_id,
+            lat=query.zone.lat,
+            lng=query.zone.lng,
+        )
+        (day,) = selectors.zone_availability(zone=zone, first=query.date, last=query.date)
+        entry = SlotAvailabilityOutput()
+        return Response(
+            {
+                "polygonId": str(zone.id),
+                "polygonName": zone.name,
+                "date": day.date.isoformat(),
+                "slots": [entry.to_representation(slot) for slot in day.slots],
+            }
+        )
+
+
+# ----- management API -----
+
+
+class SlotPolicyApi(ManagementApiView):
+    @extend_schema(tags=MANAGEMENT, responses={200: SlotPolicyOutput, **errors(401, 404)})
+    def get(self, request, org_id):
+        policy = services.slot_policy_get_or_create(organization_id=self.get_organization().id)
+        return Response(SlotPolicyOutput(policy).data)
+
+    @extend_schema(
+        tags=MANAGEMENT,
+        request=SlotPolicyInput,
+        responses={200: SlotPolicyOutput, **errors(400, 401, 404)},
+    )
+    def put(self, request, org_id):
+        organization = self.get_organization()
+        serializer = SlotPolicyInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        policy = services.slot_policy_update(
+            organization=organization, **serializer.service_arguments()
+        )
+        return Response(SlotPolicyOutput(policy).data)
+
+
+def _slot_zone(*, organization, zone_id):
+    return zone_selectors.zone_get(organization_id=organization.id, zone_id=zone_id)
+
+
+class SlotTemplatesApi(ManagementApiView):
+    @extend_schema(
+        tags=MANAGEMENT,
+        parameters=[OpenApiParameter("zoneId", OpenApiTypes.UUID, description="One zone only")],
+        responses={200: SlotTemplateOutput(many=True), **errors(400, 401, 404)},
+    )
+    def get(self, request, org_id):
+        organization = self.get_organization()
+        zone_id = request.query_params.get("zoneId") or None
+        if zone_id is not None and parse_uuid(zone_id) is None:
+            raise ValidationFailed(["zoneId must be a UUID"])
+        templates = selectors.slot_template_list(organization_id=organization.id, zone_id=zone_id)
+        return Response(SlotTemplateOutput(templates, many=True).data)
+
+    @extend_schema(
+        tags=MANAGEMENT,
+        request=SlotTemplateInput,
+        responses={201: SlotTemplateOutput, **errors(400, 401, 404, 409)},
+    )
+    def post(self, request, org_id):
+        organization = self.get_organization()
+        serializer = SlotTemplateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        template = services.slot_template_create(
+            organization=organization,
+            zone=_slot_zone(organization=organization, zone_id=serializer.validated_data["zoneId"]),
+            **serializer.service_arguments(),
+        )
+        return Response(SlotTemplateOutput(template).data, status=201)
+
+
+class SlotTemplateDetailApi(ManagementApiView):
+    def _template(self, template_id):
+        return selectors.slot_template_get(
+            organization_id=self.get_organization().id, template_id=template_id
+        )
+
+    @extend_schema(tags=MANAGEMENT, responses={200: SlotTemplateOutput, **errors(401, 404)})
+    def get(self, request, org_id, template_id):
+        return Response(SlotTemplateOutput(self._template(template_id)).data)
+
+    @extend_schema(
+        tags=MANAGEMENT,
+        request=SlotTemplateInput,
+        responses={200: SlotTemplateOutput, **errors(400, 401, 404, 409)},
+    )
+    def patch(self, request, org_id, template_id):
+        template = self._template(template_id)
+        serializer = SlotTemplateInput(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        arguments = serializer.service_arguments()
+        if "zoneId" in serializer.validated_data:
+            arguments["zone"] = _slot_zone(
+                organization=self.get_organization(),
+                zone_id=serializer.validated_data["zoneId"],
+            )
+        template = services.slot_template_update(template=template, **arguments)
+        return Response(SlotTemplateOutput(template).data)
+
+    @extend_schema(tags=MANAGEMENT, responses={204: None, **errors(401, 404)})
+    def delete(self, request, org_id, template_id):
+        services.slot_template_delete(template=self._template(template_id))
+        return Response(status=204)
+
+
+class SlotTemplatesSeedApi(ManagementApiView):
+    @extend_schema(
+        tags=MANAGEMENT,
+        request=SlotTemplateSeedInput,
+        responses={201: SlotTemplateOutput(many=True), **errors(400, 401, 404)},
+        description="Creates templates from the slot policy: every slot zone, days 0-4, "
+        "08:00 to 20:00 unless given. Slots that exist already are skipped; the response "
+        "lists the templates created.",
+    )
+    def post(self, request, org_id):
+        organization = self.get_organization()
+        serializer = SlotTemplateSeedInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        zones = None
+        if "zoneIds" in data:
+            zones = [
+                _slot_zone(organization=organization, zone_id=zone_id)
+                for zone_id in dict.fromkeys(data["zoneIds"])
+            ]
+        created = services.slot_templates_seed(
+            organization=organization,
+            zones=zones,
+            days_of_week=data.get("daysOfWeek"),
+            first_start=data.get("firstStart"),
+            last_end=data.get("lastEnd"),
+        )
+        return Response(SlotTemplateOutput(created, many=True).data, status=201)

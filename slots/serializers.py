@@ -1,0 +1,389 @@
+"""Slot shapes: the policy and templates of the management API, the availability query and the
+availability entry (interface "Slot template", "Slot availability entry"; decisions §6, §11)."""
+
+import math
+import re
+import zoneinfo
+from dataclasses import dataclass
+from datetime import date
+
+from rest_framework import serializers
+from rest_framework.settings import api_settings
+
+from delivery.fields import StrictCharField
+from slots.models import SlotPolicy, SlotTemplate
+from slots.occurrences import parse_hh_mm
+from slots.selectors import DayAvailability, SlotAvailability, template_times
+from tenants.selectors import parse_uuid
+
+#: decisions §6: a bulk range over this many days is refused
+MAX_RANGE_DAYS = 31
+MAX_CUTOFF_MINUTES = 7 * 24 * 60
+MAX_VEHICLE_NUMBER = 100_000
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIMESTAMP = serializers.DateTimeField()
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer (not a string, not a boolean, not a fraction) within [min, max]; the
+    range message names the field and both bounds."""
+
+    default_error_messages = {
+        "invalid": "must be an integer",
+        "max_value": "must be between {min_value} and {max_value}",
+        "min_value": "must be between {min_value} and {max_value}",
+    }
+
+    def __init__(self, *, min_value: int, max_value: int, **kwargs):
+        super().__init__(min_value=min_value, max_value=max_value, **kwargs)
+        for key in ("max_value", "min_value"):
+            self.error_messages[key] = self.error_messages[key].format(
+                min_value=min_value, max_value=max_value
+            )
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        if isinstance(data, float) and not (math.isfinite(data) and data.is_integer()):
+            self.fail("invalid")
+        return super().to_internal_value(int(data))
+
+
+class HhMmField(StrictCharField):
+    """`HH:MM`, 00:00 to 23:59, as a `datetime.time`."""
+
+    default_error_messages = {
+        "invalid": "must be a string",
+        "format": "must be a time HH:MM (00:00 to 23:59)",
+    }
+
+    def to_internal_value(self, data):
+        parsed = parse_hh_mm(super().to_internal_value(data))
+        if parsed is None:
+            self.fail("format")
+        return parsed
+
+
+class VehicleCapacityItem(serializers.Serializer):
+    vehicleType = StrictCharField(max_length=40)
+    count = StrictIntegerField(min_value=0, max_value=MAX_VEHICLE_NUMBER)
+    maxOrdersPerVehicle = StrictIntegerField(min_value=0, max_value=MAX_VEHICLE_NUMBER)
+
+
+class VehicleCapacityField(serializers.ListField):
+    child = VehicleCapacityItem()
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("min_length", 1)
+        kwargs.setdefault("max_length", 50)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        items = super().to_internal_value(data)
+        return [
+            {
+                "vehicleType": item["vehicleType"],
+                "count": item["count"],
+                "maxOrdersPerVehicle": item["maxOrdersPerVehicle"],
+            }
+            for item in items
+        ]
+
+
+# ----- policy -----
+
+
+class SlotPolicyInput(serializers.Serializer):
+    """PUT: the fields given replace the policy's values; the others are kept."""
+
+    timezone = StrictCharField(max_length=64, required=False)
+    defaultDurationMinutes = StrictIntegerField(min_value=1, max_value=1440, required=False)
+    defaultCutoffMinutes = StrictIntegerField(
+        min_value=0, max_value=MAX_CUTOFF_MINUTES, required=False
+    )
+    defaultVehicleCapacity = VehicleCapacityField(required=False)
+    defaultPickupAddress = StrictCharField(
+        max_length=500, required=False, allow_blank=True, allow_null=True
+    )
+
+    def validate_timezone(self, value: str) -> str:
+        if value not in zoneinfo.available_timezones():
+            raise serializers.ValidationError(f"timezone {value} is not an IANA time zone name")
+        return value
+
+    def service_arguments(self) -> dict:
+        renamed = {
+            "timezone": "timezone_name",
+            "defaultDurationMinutes": "default_duration_minutes",
+            "defaultCutoffMinutes": "default_cutoff_minutes",
+            "defaultVehicleCapacity": "default_vehicle_capacity",
+            "defaultPickupAddress": "default_pickup_address",
+        }
+        return {renamed[key]: value for key, value in self.validated_data.items()}
+
+
+class SlotPolicyOutput(serializers.Serializer):
+    timezone = serializers.CharField()
+    defaultDurationMinutes = serializers.IntegerField(source="default_duration_minutes")
+    defaultCutoffMinutes = serializers.IntegerField(source="default_cutoff_minutes")
+    defaultVehicleCapacity = VehicleCapacityItem(many=True, source="default_vehicle_capacity")
+    defaultPickupAddress = serializers.CharField(source="default_pickup_address", allow_null=True)
+
+    def to_representation(self, instance: SlotPolicy) -> dict:
+        return {
+            "timezone": instance.timezone,
+            "defaultDurationMinutes": instance.default_duration_minutes,
+            "defaultCutoffMinutes": instance.default_cutoff_minutes,
+            "defaultVehicleCapacity": instance.default_vehicle_capacity,
+            "defaultPickupAddress": instance.default_pickup_address or None,
+        }
+
+
+# ----- templates -----
+
+
+class SlotTemplateInput(serializers.Serializer):
+    """Create (zoneId, dayOfWeek and startTime required) and PATCH (every field optional)."""
+
+    zoneId = StrictCharField(error_messages={"required": "zoneId is required"})
+    dayOfWeek = StrictIntegerField(
+        min_value=0,
+        max_value=6,
+        error_messages={
+            "required": "dayOfWeek is required",
+            "min_value": "dayOfWeek must be between 0 (Sunday) and 6 (Saturday)",
+            "max_value": "dayOfWeek must be between 0 (Sunday) and 6 (Saturday)",
+        },
+    )
+    startTime = HhMmField(error_messages={"required": "startTime is required"})
+    endTime = HhMmField(required=False)
+    durationMinutes = StrictIntegerField(min_value=1, max_value=1440, required=False)
+    cutoffMinutes = StrictIntegerField(min_value=0, max_value=MAX_CUTOFF_MINUTES, required=False)
+    vehicleCapacity = VehicleCapacityField(required=False)
+
+    def service_arguments(self) -> dict:
+        """validated_data under the names `slots.services` takes (zoneId is resolved apart)."""
+        renamed = {
+            "dayOfWeek": "day_of_week",
+            "startTime": "start_time",
+            "endTime": "end_time",
+            "durationMinutes": "duration_minutes",
+            "cutoffMinutes": "cutoff_minutes",
+            "vehicleCapacity": "vehicle_capacity",
+        }
+        return {renamed[key]: value for key, value in self.validated_data.items() if key in renamed}
+
+
+class SlotTemplateOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    zoneId = serializers.UUIDField()
+    dayOfWeek = serializers.IntegerField(help_text="0 (Sunday) to 6 (Saturday)")
+    startTime = serializers.CharField(help_text="HH:MM")
+    endTime = serializers.CharField(help_text="HH:MM (00:00 for a slot ending at midnight)")
+    durationMinutes = serializers.IntegerField()
+    cutoffMinutes = serializers.IntegerField()
+    vehicleCapacity = VehicleCapacityItem(many=True)
+    capacity = serializers.IntegerField(help_text="Sum of count x maxOrdersPerVehicle")
+    createdAt = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+
+    def to_representation(self, instance: SlotTemplate) -> dict:
+        start_time, end_time = template_times(instance)
+        return {
+            "id": str(instance.id),
+            "zoneId": str(instance.zone_id),
+            "dayOfWeek": instance.day_of_week,
+            "startTime": start_time,
+            "endTime": end_time,
+            "durationMinutes": instance.duration_minutes,
+            "cutoffMinutes": instance.cutoff_minutes,
+            "vehicleCapacity": instance.vehicle_capacity,
+            "capacity": instance.capacity,
+            "createdAt": _TIMESTAMP.to_representation(instance.created_at),
+            "updatedAt": _TIMESTAMP.to_representation(instance.updated_at),
+        }
+
+
+class SlotTemplateSeedInput(serializers.Serializer):
+    zoneIds = serializers.ListField(child=StrictCharField(), required=False, max_length=1000)
+    daysOfWeek = serializers.ListField(
+        child=StrictIntegerField(min_value=0, max_value=6), required=False, max_length=7
+    )
+    firstStart = HhMmField(required=False)
+    lastEnd = HhMmField(required=False, help_text="HH:MM; 00:00 is midnight")
+
+
+# ----- availability -----
+
+
+def _date_or_message(params, name: str, *, missing: str) -> tuple[date | None, str | None]:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return None, missing
+    if not _DATE.match(raw):
+        return None, f"{name} must be a valid date (format: YYYY-MM-DD)"
+    try:
+        return date.fromisoformat(raw), None
+    except ValueError:
+        return None, f"{name} must be a valid date (format: YYYY-MM-DD)"
+
+
+def _coordinate(raw: str, low: float, high: float) -> float | None:
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and low <= value <= high else None
+
+
+def _invalid(messages: list[str]) -> serializers.ValidationError:
+    """Messages that name their fields themselves (rendered as they are, in this order)."""
+    return serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: messages})
+
+
+@dataclass(frozen=True)
+class ZoneQuery:
+    zone_id: str | None
+    lat: float | None
+    lng: float | None
+
+
+def _zone_query(params, messages: list[str]) -> ZoneQuery | None:
+    """decisions §6: `zoneId` wins when given (a UUID); else both `lat` and `lng`."""
+    zone_id = params.get("zoneId")
+    if zone_id:
+        if parse_uuid(zone_id) is None:
+            messages.append("zoneId must be a UUID")
+            return None
+        return ZoneQuery(zone_id=zone_id, lat=None, lng=None)
+    raw_lat, raw_lng = params.get("lat"), params.get("lng")
+    if not raw_lat or not raw_lng:
+        messages.append("Either (lat, lng) or zoneId must be provided")
+        return None
+    lat, lng = _coordinate(raw_lat, -90, 90), _coordinate(raw_lng, -180, 180)
+    if lat is None:
+        messages.append("lat must be a number between -90 and 90")
+    if lng is None:
+        messages.append("lng must be a number between -180 and 180")
+    return (
+        ZoneQuery(zone_id=None, lat=lat, lng=lng) if lat is not None and lng is not None else None
+    )
+
+
+@dataclass(frozen=True)
+class BulkAvailabilityQuery:
+    zone: ZoneQuery
+    start_date: date
+    end_date: date
+
+
+@dataclass(frozen=True)
+class DayAvailabilityQuery:
+    zone: ZoneQuery
+    date: date
+
+
+class BulkAvailabilityQueryInput(serializers.Serializer):
+    """The query of `GET /public/delivery-slots/availability/bulk` (decisions §6), checked in
+    this order: zone identification and both dates (every problem listed), then startDate
+    before endDate, then a range of at most 31 days."""
+
+    def to_internal_value(self, data) -> BulkAvailabilityQuery:
+        messages: list[str] = []
+        zone = _zone_query(data, messages)
+        start, start_problem = _date_or_message(
+            data, "startDate", missing="startDate is required (format: YYYY-MM-DD)"
+        )
+        end, end_problem = _date_or_message(
+            data, "endDate", missing="endDate is required (format: YYYY-MM-DD)"
+        )
+        messages += [problem for problem in (start_problem, end_problem) if problem]
+        if messages:
+            raise _invalid(messages)
+        if start >= end:
+            raise _invalid(["startDate must be before endDate"])
+        if (end - start).days > MAX_RANGE_DAYS:
+            raise _invalid([f"Date range must not exceed {MAX_RANGE_DAYS} days"])
+        return BulkAvailabilityQuery(zone=zone, start_date=start, end_date=end)
+
+
+class DayAvailabilityQueryInput(serializers.Serializer):
+    """The query of `GET /public/delivery-slots/availability`: (lat, lng) or zoneId, and date."""
+
+    def to_internal_value(self, data) -> DayAvailabilityQuery:
+        messages: list[str] = []
+        zone = _zone_query(data, messages)
+        day, problem = _date_or_message(
+            data, "date", missing="date query parameter is required (format: YYYY-MM-DD)"
+        )
+        if problem:
+            messages.append(problem)
+        if messages:
+            raise _invalid(messages)
+        return DayAvailabilityQuery(zone=zone, date=day)
+
+
+class SlotAvailabilityOutput(serializers.Serializer):
+    """The interface's "Slot availability entry"."""
+
+    templateId = serializers.UUIDField()
+    label = serializers.CharField(help_text="<Ddd> <HH:MM>-<HH:MM>, e.g. Sun 08:00-12:00")
+    date = serializers.DateField()
+    dayOfWeek = serializers.IntegerField(help_text="0 = Sunday, 6 = Saturday")
+    startTime = serializers.CharField()
+    endTime = serializers.CharField()
+    durationMinutes = serializers.IntegerField()
+    deliveryWindowStart = serializers.CharField(help_text="ISO 8601 with the zone's offset")
+    deliveryWindowEnd = serializers.CharField(help_text="ISO 8601 with the zone's offset")
+    cutoffAt = serializers.DateTimeField(help_text="ISO 8601, UTC")
+    capacity = serializers.IntegerField()
+    booked = serializers.IntegerField()
+    available = serializers.IntegerField()
+    bookable = serializers.BooleanField()
+    vehicleCapacity = VehicleCapacityItem(many=True)
+
+    def to_representation(self, instance: SlotAvailability) -> dict:
+        # Written out by hand: a 31-day range renders hundreds of entries per request.
+        slot = instance.occurrence
+        return {
+            "templateId": str(instance.template.id),
+            "label": slot.label,
+            "date": slot.date.isoformat(),
+            "dayOfWeek": slot.day_of_week,
+            "startTime": slot.start_time,
+            "endTime": slot.end_time,
+            "durationMinutes": slot.duration_minutes,
+            "deliveryWindowStart": slot.window_start.isoformat(),
+            "deliveryWindowEnd": slot.window_end.isoformat(),
+            "cutoffAt": _TIMESTAMP.to_representation(slot.cutoff_at),
+            "capacity": instance.capacity,
+            "booked": instance.booked,
+            "available": instance.available,
+            "bookable": instance.bookable,
+            "vehicleCapacity": instance.template.vehicle_capacity,
+        }
+
+
+class DayAvailabilityOutput(serializers.Serializer):
+    date = serializers.DateField()
+    slots = SlotAvailabilityOutput(many=True)
+
+    def to_representation(self, instance: DayAvailability) -> dict:
+        entry = SlotAvailabilityOutput()
+        return {
+            "date": instance.date.isoformat(),
+            "slots": [entry.to_representation(slot) for slot in instance.slots],
+        }
+
+
+class BulkAvailabilityOutput(serializers.Serializer):
+    polygonId = serializers.UUIDField()
+    polygonName = serializers.CharField()
+    dates = DayAvailabilityOutput(many=True)
+
+
+class SingleDayAvailabilityOutput(serializers.Serializer):
+    polygonId = serializers.UUIDField()
+    polygonName = serializers.CharField()
+    date = serializers.DateField()
+    slots = SlotAvailabilityOutput(many=True)

@@ -1,0 +1,489 @@
+"""Writes on slots: the policy, templates and seeding, and booking under row locks.
+
+Templates (decisions §6, §11, §12): `endTime` or `durationMinutes` may be given, the other is
+derived; missing values come from the organization's slot policy. Every template change and
+every seed emits `erp.slots.updated` for the zone, in the same transaction.
+
+Bookings (decisions §5, §6): bookings of one template and date are serialized on that slot's
+`SlotDay` row (`SELECT ... FOR UPDATE`), so capacity is never exceeded. Locks are always taken
+in one order: the order row (by the caller), then its booking, then `SlotDay` rows sorted by
+(template id, date). Two requests moving orders between the same two slots in opposite
+directions therefore queue instead of deadlocking.
+"""
+
+from dataclasses import dataclass
+from datetime import date, datetime, time
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+from shapely.geometry import Point
+
+from delivery.errors import BadRequest, ValidationFailed
+from slots import selectors
+from slots.errors import (
+    DropoffOutsideZone,
+    SlotCutoffPassed,
+    SlotDayMismatch,
+    SlotFull,
+    SlotTemplateTaken,
+    ZoneNotForSlots,
+)
+from slots.models import SlotBooking, SlotDay, SlotPolicy, SlotTemplate
+from slots.occurrences import (
+    MINUTES_PER_DAY,
+    Occurrence,
+    day_of_week,
+    hh_mm,
+    minutes_of,
+)
+from tenants.models import Organization
+from webhooks import erp_events
+from zones.geometry import polygon_from_geodata
+from zones.models import SLOT_PURPOSES, Zone
+
+_UNSET = object()
+
+#: decisions §11: `slot-templates/seed` defaults
+SEED_DAYS_OF_WEEK = (0, 1, 2, 3, 4)
+SEED_FIRST_START = time(8, 0)
+SEED_LAST_END_MINUTES = 20 * 60
+
+
+# ----- policy -----
+
+
+def slot_policy_get_or_create(*, organization_id) -> SlotPolicy:
+    """The organization's slot policy, created with the defaults of decisions §12 when it has
+    none yet (concurrent first calls create one row: the one-to-one key decides)."""
+    policy = SlotPolicy.objects.filter(organization_id=organization_id).first()
+    if policy is not None:
+        return policy
+    try:
+        with transaction.atomic():
+            return SlotPolicy.objects.create(organization_id=organization_id)
+    except IntegrityError:
+        return SlotPolicy.objects.get(organization_id=organization_id)
+
+
+@transaction.atomic
+def slot_policy_update(
+    *,
+    organization: Organization,
+    timezone_name: str = _UNSET,
+    default_duration_minutes: int = _UNSET,
+    default_cutoff_minutes: int = _UNSET,
+    default_vehicle_capacity: list[dict] = _UNSET,
+    default_pickup_address: str = _UNSET,
+) -> SlotPolicy:
+    """Changes the given fields of the policy (the others keep their values)."""
+    slot_policy_get_or_create(organization_id=organization.id)
+    policy = SlotPolicy.objects.select_for_update().get(organization_id=organization.id)
+    changes = {
+        "timezone": timezone_name,
+        "default_duration_minutes": default_duration_minutes,
+        "default_cutoff_minutes": default_cutoff_minutes,
+        "default_vehicle_capacity": default_vehicle_capacity,
+        "default_pickup_address": default_pickup_address,
+    }
+    for name, value in changes.items():
+        if value is not _UNSET:
+            setattr(policy, name, value if value is not None else "")
+    policy.updated_at = timezone.now()
+    policy.save()
+    return policy
+
+
+# ----- templates -----
+
+
+def slot_duration_derive(
+    *, start: time, end_time: time | None, duration_minutes: int | None, default: int
+) -> int:
+    """The slot's duration from `endTime` or `durationMinutes` (decisions §6); an `endTime` of
+    00:00 is midnight at the end of the day. A slot ends on its own day."""
+    start_minutes = minutes_of(start)
+    from_end = None
+    if end_time is not None:
+        end_minutes = minutes_of(end_time) or MINUTES_PER_DAY
+        from_end = end_minutes - start_minutes
+        if from_end <= 0:
+            raise ValidationFailed(["endTime must be after startTime"])
+    if from_end is not None and duration_minutes is not None and from_end != duration_minutes:
+        raise ValidationFailed(
+            ["durationMinutes must equal the minutes from startTime to endTime when both are given"]
+        )
+    duration = from_end if from_end is not None else duration_minutes
+    if duration is None:
+        duration = default
+    if start_minutes + duration > MINUTES_PER_DAY:
+        raise ValidationFailed(["durationMinutes: a slot must end by midnight of its day"])
+    return duration
+
+
+def _check_zone(zone: Zone) -> None:
+    if zone.purpose not in SLOT_PURPOSES:
+        raise ZoneNotForSlots()
+
+
+def _save_template(template: SlotTemplate, *, creating: bool) -> None:
+    try:
+        with transaction.atomic():
+            template.save(force_insert=creating)
+    except IntegrityError:
+        # The partial unique index: a live template of this zone already starts then.
+        raise SlotTemplateTaken(
+            day_of_week=template.day_of_week, start_time=hh_mm(minutes_of(template.start_time))
+        ) from None
+
+
+def slot_zone_changed(*, zone: Zone) -> None:
+    """Emits `erp.slots.updated` for the zone (hour-bucketed and coalesced, decisions §7) with
+    its templates and the availability of the next 14 days, in the caller's transaction."""
+    slots, availability = selectors.slots_updated_payload(zone=zone)
+    erp_events.slots_updated_emit(zone=zone, slots=slots, availability=availability)
+
+
+@transaction.atomic
+def slot_template_create(
+    *,
+    organization: Organization,
+    zone: Zone,
+    day_of_week: int,
+    start_time: time,
+    end_time: time | None = None,
+    duration_minutes: int | None = None,
+    cutoff_minutes: int | None = None,
+    vehicle_capacity: list[dict] | None = None,
+) -> SlotTemplate:
+    """A new template of `zone` (purpose `slot` or `both`, else 400); values not given come
+    from the organization's slot policy. 409 when a live template of the zone already starts
+    at that weekday and time."""
+    if zone.organization_id != organization.id:
+        raise ValueError("zone of another organization")
+    _check_zone(zone)
+    policy = slot_policy_get_or_create(organization_id=organization.id)
+    now = timezone.now()
+    template = SlotTemplate(
+        organization=organization,
+        zone=zone,
+        day_of_week=day_of_week,
+        start_time=start_time,
+        duration_minutes=slot_duration_derive(
+            start=start_time,
+            end_time=end_time,
+            duration_minutes=duration_minutes,
+            default=policy.default_duration_minutes,
+        ),
+        cutoff_minutes=(
+            cutoff_minutes if cutoff_minutes is not None else policy.default_cutoff_minutes
+        ),
+        vehicle_capacity=(
+            vehicle_capacity if vehicle_capacity is not None else policy.default_vehicle_capacity
+        ),
+        created_at=now,
+        updated_at=now,
+    )
+    _save_template(template, creating=True)
+    slot_zone_changed(zone=zone)
+    return template
+
+
+@transaction.atomic
+def slot_template_update(
+    *,
+    template: SlotTemplate,
+    zone: Zone = _UNSET,
+    day_of_week: int = _UNSET,
+    start_time: time = _UNSET,
+    end_time: time | None = _UNSET,
+    duration_minutes: int | None = _UNSET,
+    cutoff_minutes: int = _UNSET,
+    vehicle_capacity: list[dict] = _UNSET,
+) -> SlotTemplate:
+    """Changes the given fields (PATCH). A new `startTime` alone keeps the duration; `endTime`
+    or `durationMinutes` set the duration. Existing bookings keep their slot."""
+    locked = (
+        SlotTemplate.objects.select_for_update(of=("self",))
+        .select_related("zone")
+        .get(pk=template.pk)
+    )
+    old_zone = locked.zone
+    if zone is not _UNSET:
+        if zone.organization_id != locked.organization_id:
+            raise ValueError("zone of another organization")
+        _check_zone(zone)
+        locked.zone = zone
+    if day_of_week is not _UNSET:
+        locked.day_of_week = day_of_week
+    if start_time is not _UNSET:
+        locked.start_time = start_time
+    given_end = None if end_time is _UNSET else end_time
+    given_duration = None if duration_minutes is _UNSET else duration_minutes
+    locked.duration_minutes = slot_duration_derive(
+        start=locked.start_time,
+        end_time=given_end,
+        duration_minutes=given_duration,
+        default=locked.duration_minutes,
+    )
+    if cutoff_minutes is not _UNSET:
+        locked.cutoff_minutes = cutoff_minutes
+    if vehicle_capacity is not _UNSET:
+        locked.vehicle_capacity = vehicle_capacity
+    locked.updated_at = timezone.now()
+    _save_template(locked, creating=False)
+    slot_zone_changed(zone=locked.zone)
+    if locked.zone.id != old_zone.id:
+        slot_zone_changed(zone=old_zone)
+    return locked
+
+
+@transaction.atomic
+def slot_template_delete(*, template: SlotTemplate) -> None:
+    """Takes the template out of use (orders booked on it keep their slot) and emits
+    `erp.slots.updated` without it."""
+    SlotTemplate.objects.filter(pk=template.pk, deleted_at=None).update(deleted_at=timezone.now())
+    slot_zone_changed(zone=template.zone)
+
+
+def _seed_starts(*, first_start: time, last_end_minutes: int, duration: int) -> list[time]:
+    starts, minutes = [], minutes_of(first_start)
+    while minutes + duration <= last_end_minutes:
+        starts.append(time(minutes // 60, minutes % 60))
+        minutes += duration
+    return starts
+
+
+@transaction.atomic
+def slot_templates_seed(
+    *,
+    organization: Organization,
+    zones: list[Zone] | None = None,
+    days_of_week: list[int] | None = None,
+    first_start: time | None = None,
+    last_end: time | None = None,
+) -> list[SlotTemplate]:
+    """Creates templates from the slot policy (decisions §11): for each zone (default: every
+    zone of purpose `slot` or `both`), each weekday (default 0-4, Sunday to Thursday), slots of
+    the policy's duration back to back from `first_start` (08:00) until `last_end` (20:00; 00:00
+    is midnight). Slots that already exist (zone, weekday, start) are left alone, so seeding
+    twice creates nothing new. Returns the templates created."""
+    policy = slot_policy_get_or_create(organization_id=organization.id)
+    if zones is None:
+        zones = list(
+            Zone.objects.filter(organization=organization, purpose__in=SLOT_PURPOSES).order_by(
+                "name", "id"
+            )
+        )
+    for zone in zones:
+        if zone.organization_id != organization.id:
+            raise ValueError("zone of another organization")
+        _check_zone(zone)
+    first_start = first_start or SEED_FIRST_START
+    last_end_minutes = (
+        (minutes_of(last_end) or MINUTES_PER_DAY) if last_end else SEED_LAST_END_MINUTES
+    )
+    if minutes_of(first_start) >= last_end_minutes:
+        raise ValidationFailed(["firstStart must be before lastEnd"])
+    days = sorted(set(days_of_week if days_of_week is not None else SEED_DAYS_OF_WEEK))
+    starts = _seed_starts(
+        first_start=first_start,
+        last_end_minutes=last_end_minutes,
+        duration=policy.default_duration_minutes,
+    )
+    existing = set(
+        SlotTemplate.objects.filter(
+            zone__in=zones, deleted_at=None, day_of_week__in=days
+        ).values_list("zone_id", "day_of_week", "start_time")
+    )
+    created: list[SlotTemplate] = []
+    now = timezone.now()
+    for zone in zones:
+        created_here = 0
+        for day in days:
+            for start in starts:
+                if (zone.id, day, start) in existing:
+                    continue
+                template = SlotTemplate(
+                    organization=organization,
+                    zone=zone,
+                    day_of_week=day,
+                    start_time=start,
+                    duration_minutes=policy.default_duration_minutes,
+                    cutoff_minutes=policy.default_cutoff_minutes,
+                    vehicle_capacity=policy.default_vehicle_capacity,
+                    created_at=now,
+                    updated_at=now,
+                )
+                try:
+                    with transaction.atomic():
+                        template.save(force_insert=True)
+                except IntegrityError:
+                    continue  # seeded at the same moment by a concurrent request
+                created.append(template)
+                created_here += 1
+        if created_here:
+            slot_zone_changed(zone=zone)
+    return created
+
+
+# ----- booking -----
+
+
+def slot_booking_check(
+    *,
+    template: SlotTemplate,
+    day: date,
+    dropoff_lat: float,
+    dropoff_lng: float,
+    now: datetime | None = None,
+) -> Occurrence:
+    """The checks of decisions §5 that come after "template exists", in their order: weekday,
+    cutoff, dropoff inside the template's zone. Capacity is checked under the lock by
+    `slot_book` / `slot_booking_move`. Returns the slot's occurrence on `day`."""
+    if day_of_week(day) != template.day_of_week:
+        raise SlotDayMismatch()
+    slot = selectors.template_occurrence(template=template, day=day)
+    if slot.cutoff_passed(now or timezone.now()):
+        raise SlotCutoffPassed()
+    zone = template.zone
+    # covers(): a point on the boundary is inside, as for every zone lookup (decisions §6).
+    if not polygon_from_geodata(zone.geodata).covers(Point(dropoff_lng, dropoff_lat)):
+        raise DropoffOutsideZone()
+    if not zone.enabled:
+        # decisions §6: a slot of a disabled zone is not bookable.
+        raise BadRequest("Delivery zone is disabled")
+    return slot
+
+
+def _slot_day_locked(*, template_id, day: date) -> SlotDay:
+    """The (template, date) counter row, locked until the transaction ends (decisions §6).
+
+    Concurrent bookings of this slot queue on the lock, and each reads `booked` as the one
+    before it committed it, so check-then-increment is safe here.
+    """
+    try:
+        return SlotDay.objects.select_for_update().get(template_id=template_id, date=day)
+    except SlotDay.DoesNotExist:
+        # First booking of the slot: create the row; a concurrent insert of it is a no-op.
+        SlotDay.objects.bulk_create(
+            [SlotDay(template_id=template_id, date=day)], ignore_conflicts=True
+        )
+        return SlotDay.objects.select_for_update().get(template_id=template_id, date=day)
+
+
+def _take_place(counter: SlotDay, *, capacity: int) -> int:
+    """One more booking on a locked counter; 400 `Delivery slot is full` at capacity."""
+    if counter.booked >= capacity:
+        raise SlotFull()
+    SlotDay.objects.filter(pk=counter.pk).update(booked=F("booked") + 1, capacity=capacity)
+    counter.booked += 1
+    counter.capacity = capacity
+    return counter.booked
+
+
+def _give_back_place(counter: SlotDay) -> None:
+    SlotDay.objects.filter(pk=counter.pk, booked__gt=0).update(booked=F("booked") - 1)
+    counter.booked = max(0, counter.booked - 1)
+
+
+@dataclass(frozen=True)
+class SlotBooked:
+    booking: SlotBooking
+    booked: int
+    capacity: int
+
+    @property
+    def available(self) -> int:
+        return max(0, self.capacity - self.booked)
+
+
+def slot_book(*, order, template: SlotTemplate, day: date) -> SlotBooked:
+    """Books `template` on `day` for a new `order` (capacity rules 1-5), in the caller's
+    transaction, and emits `erp.slot.booked`. 400 `Delivery slot is full` at capacity (the
+    caller's transaction is then rolled back, order included)."""
+    with transaction.atomic():
+        booking = SlotBooking.objects.create(
+            organization_id=order.organization_id,
+            order=order,
+            template=template,
+            date=day,
+            booked_at=timezone.now(),
+        )
+        # Everything above runs before the lock; the lock is held for the rest of the
+        # transaction only: the UPDATE, the event and the commit.
+        counter = _slot_day_locked(template_id=template.id, day=day)
+        capacity = template.capacity
+        booked = _take_place(counter, capacity=capacity)
+        erp_events.slot_booked_emit(
+            organization_id=order.organization_id,
+            zone=template.zone,
+            order_id=order.id,
+            template_id=template.id,
+            date=day,
+            booked=booked,
+            capacity=capacity,
+            available=max(0, capacity - booked),
+            updated_at=booking.booked_at,
+        )
+    return SlotBooked(booking=booking, booked=booked, capacity=capacity)
+
+
+def _slot_key(template_id, day: date) -> tuple[str, str]:
+    return (str(template_id), day.isoformat())
+
+
+def slot_booking_move(*, order, template: SlotTemplate, day: date) -> SlotBooking:
+    """Moves the order's booking to `template` on `day` (or books it when it has none), freeing
+    the old slot and taking the new one in the caller's transaction (decisions §5). The caller
+    holds the order row's lock. 400 `Delivery slot is full` when the new slot is full.
+    Emits `erp.slots.updated` for the zones whose availability changed."""
+    with transaction.atomic():
+        booking = SlotBooking.objects.select_for_update().filter(order_id=order.pk).first()
+        old_key = None
+        if booking is not None and booking.is_active:
+            if booking.template_id == template.id and booking.date == day:
+                return booking  # already there: nothing to free or take
+            old_key = (booking.template_id, booking.date)
+        new_key = (template.id, day)
+        # A fixed lock order, whatever the direction of the move: crossing moves never deadlock.
+        keys = sorted({new_key, old_key} - {None}, key=lambda key: _slot_key(*key))
+        counters = {key: _slot_day_locked(template_id=key[0], day=key[1]) for key in keys}
+        _take_place(counters[new_key], capacity=template.capacity)
+        old_template = None
+        if old_key is not None:
+            _give_back_place(counters[old_key])
+            old_template = booking.template
+        now = timezone.now()
+        if booking is None:
+            booking = SlotBooking(organization_id=order.organization_id, order=order)
+        booking.template = template
+        booking.date = day
+        booking.booked_at = now
+        booking.released_at = None
+        booking.save()
+        slot_zone_changed(zone=template.zone)
+        if old_template is not None and old_template.zone_id != template.zone_id:
+            slot_zone_changed(zone=old_template.zone)
+    return booking
+
+
+def slot_booking_release(*, order) -> None:
+    """Frees the order's slot (it was cancelled or failed: capacity rule 3), in the caller's
+    transaction, and emits `erp.slots.updated` for its zone. Releasing an order with no active
+    booking does nothing, so calling it twice is safe."""
+    with transaction.atomic():
+        booking = (
+            SlotBooking.objects.select_for_update()
+            .filter(order_id=order.pk, released_at=None)
+            .first()
+        )
+        if booking is None:
+            return
+        counter = _slot_day_locked(template_id=booking.template_id, day=booking.date)
+        _give_back_place(counter)
+        booking.released_at = timezone.now()
+        booking.save(update_fields=["released_at"])
+        zone = Zone.objects.filter(slot_templates__id=booking.template_id).first()
+        if zone is not None:
+            slot_zone_changed(zone=zone)

@@ -1,0 +1,13 @@
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # Logging in hashes the password; PBKDF2's deliberate slowness buys nothing in these tests.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limits(settings):
+    # These tests send many requests with one key; the limiter has its own tests.
+    settings.RATELIMIT_ENABLE = False
