@@ -174,6 +174,8 @@ RATELIMIT_USE_CACHE = "default"
 RATELIMIT_FAIL_OPEN = True
 API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="600/m")
 INVITE_RATE_LIMIT = env.str("INVITE_RATE_LIMIT", default="60/h")
+# Public tracking (API and page share it), per client address: guessing tokens stays slow.
+TRACKING_RATE_LIMIT = env.str("TRACKING_RATE_LIMIT", default="120/m")
 PROVISIONING_RATE_LIMITS = {
     "organizations.list": "120/h",
     "organizations.create": "30/h",

@@ -1,0 +1,247 @@
+"""The tracking page in a real browser: headless Chromium from Debian's packages, via Playwright.
+
+The page is opened against a live server, the order moves through the status machine with
+`order_transition`, and the page must follow by itself. The test installs Chromium with
+apt-get when it is missing (as root); it skips, saying why, only where that cannot be done.
+Playwright drives that Chromium: `playwright install` (a download of its own) is never used.
+"""
+
+import datetime as dt
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from playwright.sync_api import Browser, Playwright, expect, sync_playwright
+from time_machine import travel
+
+from tests.conftest import make_organization
+from tests.tracking.conftest import advance, make_driver, make_order, make_zone
+
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOT = Path(django_settings.BASE_DIR) / "docs" / "tracking.png"
+#: a phone: the page is for recipients following a delivery on theirs
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 2,
+    "is_mobile": True,
+    "has_touch": True,
+    "locale": "en-GB",
+    # Not the zone's time zone: the page must show zone time whatever the phone's setting.
+    "timezone_id": "America/Los_Angeles",
+}
+UPDATE_TIMEOUT_MS = 10_000
+#: the order is created at 09:02 Berlin time on the morning of its delivery window (10:00-12:00)
+CREATED = dt.datetime(2031, 3, 4, 8, 2, tzinfo=dt.UTC)
+
+
+def _apt_get(*args: str, timeout: int) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["apt-get", "-o", "DPkg::Lock::Timeout=300", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        check=False,
+    )
+
+
+def _install_chromium() -> str:
+    """Installs Debian's chromium package; returns why not when it cannot."""
+    if shutil.which("apt-get") is None:
+        return "apt-get is not available"
+    if os.geteuid() != 0:
+        return "installing it needs root (apt-get install -y chromium)"
+    try:
+        _apt_get("update", timeout=600)
+        result = _apt_get("install", "-y", "chromium", timeout=1200)
+    except subprocess.TimeoutExpired:
+        return "apt-get install -y chromium timed out"
+    if result.returncode != 0:
+        last_lines = " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
+        return f"apt-get install -y chromium failed: {last_lines}"
+    return ""
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        reason = _install_chromium()
+        if not CHROMIUM.exists():
+            pytest.skip(f"Chromium not found at {CHROMIUM} and could not be installed: {reason}")
+    return CHROMIUM
+
+
+@pytest.fixture
+def playwright(chromium, live_server, monkeypatch) -> Playwright:
+    # Playwright's sync API keeps an asyncio loop running in this thread, and Django's ORM
+    # refuses to run beside one unless told; the ORM calls here are plain synchronous ones in
+    # the test's own thread (this is Playwright's advice for Django tests).
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as started:
+        yield started
+
+
+def _launch(playwright: Playwright, *extra_args: str) -> Browser:
+    return playwright.chromium.launch(
+        executable_path=str(CHROMIUM), args=[*CHROMIUM_ARGS, *extra_args], headless=True
+    )
+
+
+@pytest.fixture
+def browser(playwright) -> Browser:
+    launched = _launch(playwright)
+    yield launched
+    launched.close()
+
+
+@pytest.fixture
+def browser_without_javascript(playwright) -> Browser:
+    """JavaScript off in Blink itself, so <noscript> renders as for a reader who disabled it."""
+    launched = _launch(playwright, "--blink-settings=scriptEnabled=false")
+    yield launched
+    launched.close()
+
+
+@pytest.fixture
+def tracked_order(transactional_db, settings):
+    settings.TRACKING_POLL_INTERVAL_SECONDS = 0.25
+    organization = make_organization("Acme Deliveries")
+    with travel(CREATED, tick=False):
+        order = make_order(organization, zone=make_zone(organization, timezone="Europe/Berlin"))
+    return order, make_driver(organization, name="Samira Haddad")
+
+
+def advance_at(order, minutes_after_creation: int, *statuses: str, driver=None):
+    """Moves the order as `advance` does, at a moment of the delivery morning."""
+    with travel(CREATED + dt.timedelta(minutes=minutes_after_creation), tick=False):
+        return advance(order, *statuses, driver=driver)
+
+
+class Watched:
+    """Every request the page makes, every console message and every script error."""
+
+    def __init__(self, page):
+        self.requests: list[str] = []
+        self.console: list[str] = []
+        self.errors: list[str] = []
+        page.on("request", lambda request: self.requests.append(request.url))
+        page.on("console", lambda message: self.console.append(message.text))
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+
+def test_page_follows_the_order_without_a_reload(browser, live_server, tracked_order):
+    order, driver = tracked_order
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    watched = Watched(page)
+    url = f"{live_server.url}/track/{order.tracking_token}"
+
+    page.goto(url)
+    title = page.locator("#status-title")
+    expect(title).to_have_text("Order received")
+    expect(page.locator("#live-note")).to_have_text("This page updates by itself.")
+    expect(page.locator("#window")).to_have_text("Tuesday 4 March, 10:00\u201312:00")
+    expect(page.locator("#driver-row")).to_be_hidden()
+    page.evaluate("window.__sameDocument = true")
+
+    advance_at(order, 38, "dispatching", "assigned", driver=driver)
+    expect(title).to_have_text("Driver assigned", timeout=UPDATE_TIMEOUT_MS)
+    expect(page.locator("#status-description")).to_have_text(
+        "Samira will pick up your package soon."
+    )
+    expect(page.locator("#driver-name")).to_have_text("Samira")
+    expect(page.locator("#timeline li")).to_have_count(3)
+    expect(page.locator('#steps li[aria-current="step"]')).to_have_text("Driver assigned")
+
+    advance_at(order, 53, "picked_up")
+    advance_at(order, 61, "in_transit")
+    expect(title).to_have_text("On the way", timeout=UPDATE_TIMEOUT_MS)
+    expect(page.locator("#timeline")).to_contain_text("On the way Tue 4 Mar, 10:03")
+    expect(page.locator("#timeline li")).to_have_count(5)
+    expect(page).to_have_title("On the way · Acme Deliveries")
+    assert page.evaluate("window.__sameDocument") is True, "the page was reloaded"
+
+    # What the script drew reads exactly as what the server renders for the same order.
+    server_page = browser.new_context(**PHONE, java_script_enabled=False).new_page()
+    server_page.goto(url)
+    for selector in ("#status-card", "#window", "#driver-row", "#timeline", "#updated-at"):
+        assert page.locator(selector).inner_text() == server_page.locator(selector).inner_text()
+
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT), full_page=True)
+
+    advance_at(order, 84, "delivered")
+    expect(title).to_have_text("Delivered", timeout=UPDATE_TIMEOUT_MS)
+    expect(page.locator("#status-description")).to_have_text(
+        "Your package was delivered on Tue 4 Mar, 10:26."
+    )
+    expect(page.locator("#live-note")).to_have_text("This delivery is complete.")
+    expect(page.locator('#steps li[aria-current="step"]')).to_have_text("Delivered")
+    polls = len(watched.requests)
+    time.sleep(1)  # four poll intervals: a finished delivery is not asked about again
+    assert len(watched.requests) == polls
+
+    assert watched.errors == []
+    assert [text for text in watched.console if "Content Security Policy" in text] == []
+    assert watched.requests, "the page made no request at all"
+    strangers = [u for u in watched.requests if not u.startswith(f"{live_server.url}/")]
+    assert strangers == [], "the page loaded something from another address"
+    assert SCREENSHOT.stat().st_size > 10_000
+
+
+def test_cancelled_order_shows_what_happened(browser, live_server, tracked_order):
+    order, _ = tracked_order
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(f"{live_server.url}/track/{order.tracking_token}")
+    expect(page.locator("#steps")).to_be_visible()
+
+    advance_at(order, 20, "cancelled")
+
+    expect(page.locator("#status-title")).to_have_text("Cancelled", timeout=UPDATE_TIMEOUT_MS)
+    expect(page.locator("#status-description")).to_contain_text(
+        "Nothing will be delivered for this order."
+    )
+    expect(page.locator("#steps")).to_be_hidden()
+    expect(page.locator("#timeline li").last).to_contain_text("Cancelled")
+
+
+def test_page_reads_complete_without_javascript(
+    browser_without_javascript, live_server, tracked_order
+):
+    order, driver = tracked_order
+    advance_at(order, 30, "assigned", driver=driver)
+    page = browser_without_javascript.new_context(**PHONE).new_page()
+    watched = Watched(page)
+
+    page.goto(f"{live_server.url}/track/{order.tracking_token}")
+
+    expect(page.locator("#status-title")).to_have_text("Driver assigned")
+    expect(page.locator("#window")).to_have_text("Tuesday 4 March, 10:00\u201312:00")
+    expect(page.locator("#driver-name")).to_have_text("Samira")
+    expect(page.locator("#timeline li")).to_have_count(2)
+    expect(page.locator("noscript p")).to_have_text("Reload this page to see the latest status.")
+    expect(page.locator("noscript p")).to_be_visible()
+    expect(page.locator("#live-note")).to_be_hidden()
+    time.sleep(0.75)  # three poll intervals: nothing polls without JavaScript
+    assert [u for u in watched.requests if "/api/" in u] == []
+
+
+def test_unknown_token_page_in_the_browser(browser, live_server, transactional_db):
+    page = browser.new_context(**PHONE).new_page()
+
+    response = page.goto(f"{live_server.url}/track/not-a-real-token")
+
+    assert response.status == 404
+    expect(page.locator("h1")).to_have_text("Tracking link not found")
