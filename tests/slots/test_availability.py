@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 
+from integrations.models import Order
 from slots import services as slot_services
 from tests.conftest import assert_error, key_client, make_api_key, make_organization
 from tests.slots.helpers import (
@@ -23,7 +24,6 @@ from tests.slots.helpers import (
     order_fail,
     standard_client,
 )
-from integrations.models import Order
 from zones import services as zone_services
 
 pytestmark = pytest.mark.django_db

@@ -1,0 +1,163 @@
+"""Capacity under real parallel requests (capacity rule 5; decisions §6): HTTP requests to a
+live server (`parallel_server`), each served by its own thread and database connection, all
+started together."""
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from integrations.models import Order
+from slots.models import SlotBooking, SlotDay
+from slots.occurrences import day_of_week
+from tests.conftest import make_api_key, make_organization
+from tests.slots.helpers import erp_body, make_template, make_zone
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORDERS = "/api/integrations/erp/orders"
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limits(settings):
+    settings.RATELIMIT_ENABLE = False
+
+
+def _request(url: str, key: str, method: str, body: dict | None = None) -> tuple[int, dict]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method)  # noqa: S310 - http only
+    request.add_header("X-API-Key", key)
+    request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def _all_at_once(calls: list) -> list[tuple[int, dict]]:
+    """Runs the calls in as many threads, released together by a barrier."""
+    barrier = threading.Barrier(len(calls))
+
+    def run(call):
+        barrier.wait(timeout=30)
+        return call()
+
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        return list(pool.map(run, calls))
+
+
+@pytest.fixture
+def setting():
+    """An organization, its ERP key, a zone, and a delivery date a week ahead."""
+    organization = make_organization("Parallel Parcels")
+    key = make_api_key(organization, "erp").value
+    zone = make_zone(organization)
+    day = timezone.now().date() + timedelta(days=7)
+    return organization, key, zone, day
+
+
+def test_40_concurrent_bookings_of_a_slot_of_capacity_5_make_exactly_5_orders(
+    parallel_server, setting
+):
+    organization, key, zone, day = setting
+    template = make_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
+    url = f"{parallel_server}{ORDERS}"
+    calls = [
+        (lambda n=n: _request(url, key, "POST", erp_body(template, day, externalRef=f"P-{n}")))
+        for n in range(40)
+    ]
+
+    results = _all_at_once(calls)
+
+    statuses = sorted(status for status, _ in results)
+    assert statuses == [201] * 5 + [400] * 35, results
+    assert {body["message"] for status, body in results if status == 400} == {
+        "Delivery slot is full"
+    }
+    assert Order.objects.filter(organization=organization).count() == 5
+    assert SlotBooking.objects.filter(template=template, released_at=None).count() == 5
+    assert SlotDay.objects.get(template=template, date=day).booked == 5
+    availability = _request(
+        f"{parallel_server}/api/public/delivery-slots/availability"
+        f"?zoneId={zone.id}&date={day.isoformat()}",
+        key,
+        "GET",
+    )[1]
+    slot = availability["slots"][0]
+    assert (slot["capacity"], slot["booked"], slot["available"], slot["bookable"]) == (
+        5,
+        5,
+        0,
+        False,
+    )
+
+
+def test_crossing_reassignments_between_two_slots_finish_without_deadlock(parallel_server, setting):
+    _, key, zone, day = setting
+    weekday = day_of_week(day)
+    morning = make_template(zone, day_of_week=weekday, start="08:00", capacity=50)
+    noon = make_template(zone, day_of_week=weekday, start="12:00", capacity=50)
+    base = f"{parallel_server}{ORDERS}"
+    for n in range(15):
+        for prefix, template in (("M", morning), ("N", noon)):
+            status, body = _request(
+                base, key, "POST", erp_body(template, day, externalRef=f"{prefix}-{n}")
+            )
+            assert status == 201, body
+
+    def move(ref: str, template):
+        body = {"deliverySlotTemplateId": str(template.id), "deliverySlotDate": day.isoformat()}
+        return lambda: _request(f"{base}/{ref}/delivery-slot", key, "PUT", body)
+
+    # Every morning order moves to noon while every noon order moves to the morning: each
+    # request locks both slots' rows, half of them in the opposite direction.
+    calls = []
+    for n in range(15):
+        calls += [move(f"M-{n}", noon), move(f"N-{n}", morning)]
+
+    results = _all_at_once(calls)
+
+    assert [status for status, _ in results] == [200] * 30, results
+    assert SlotDay.objects.get(template=morning, date=day).booked == 15
+    assert SlotDay.objects.get(template=noon, date=day).booked == 15
+    moved = dict(
+        SlotBooking.objects.filter(template__zone=zone).values_list(
+            "order__external_ref", "template_id"
+        )
+    )
+    assert all(moved[f"M-{n}"] == noon.id for n in range(15))
+    assert all(moved[f"N-{n}"] == morning.id for n in range(15))
+
+
+def test_concurrent_cancels_and_bookings_never_exceed_capacity(parallel_server, setting):
+    _, key, zone, day = setting
+    template = make_template(zone, day_of_week=day_of_week(day), start="16:00", capacity=10)
+    base = f"{parallel_server}{ORDERS}"
+    for n in range(10):
+        assert (
+            _request(base, key, "POST", erp_body(template, day, externalRef=f"OLD-{n}"))[0] == 201
+        )
+
+    calls = [(lambda n=n: _request(f"{base}/OLD-{n}/cancel", key, "POST", {})) for n in range(5)]
+    calls += [
+        (lambda n=n: _request(base, key, "POST", erp_body(template, day, externalRef=f"NEW-{n}")))
+        for n in range(15)
+    ]
+    results = _all_at_once(calls)
+
+    assert [status for status, _ in results[:5]] == [200] * 5
+    created = sum(1 for status, _ in results[5:] if status == 201)
+    # Bookings that reached the lock before a cancel committed found the slot full.
+    assert 0 <= created <= 5, results
+    assert {body["message"] for status, body in results[5:] if status != 201} <= {
+        "Delivery slot is full"
+    }
+    counter = SlotDay.objects.get(template=template, date=day)
+    assert counter.booked == 5 + created
+    assert SlotBooking.objects.filter(template=template, released_at=None).count() == 5 + created
