@@ -27,6 +27,10 @@ class OrderStatusEventInline(admin.TabularInline):
     def has_change_permission(self, request, obj=None) -> bool:
         return False
 
+    def has_view_permission(self, request, obj=None) -> bool:
+        # Whoever may see the order (OrderAdmin's scoping) may see its history.
+        return True
+
 
 class OrderActionForm(admin.helpers.ActionForm):
     driver_id = forms.CharField(
@@ -91,8 +95,11 @@ class OrderAdmin(OrganizationScopedAdmin):
 
     def transition_selected(self, request, queryset, to_status: str) -> None:
         driver = None
-        if to_status == OrderStatus.ASSIGNED:
+        if to_status == OrderStatus.ASSIGNED and request.POST.get("driver_id", "").strip():
             driver = self._driver_from(request)
+            if driver is None:
+                self.message_user(request, "Driver not found", level=messages.ERROR)
+                return
         reason = request.POST.get("reason", "")[:500]
         moved, refused = 0, []
         for order in queryset:

@@ -226,6 +226,11 @@ def partner_order_release(*, order: Order, actor: str = "") -> Order:
         locked = Order.objects.select_for_update().get(pk=order.pk)
         if locked.status == OrderStatus.DISPATCHING:
             return locked
+        if locked.status != OrderStatus.PENDING:
+            # The machine also leads assigned → dispatching (unassign), but that is no release.
+            raise TransitionNotAllowed(
+                external_ref=locked.external_ref, verb="released", status=locked.status
+            )
         return order_services.order_transition(
             order=locked, to_status=OrderStatus.DISPATCHING, actor=actor, reason="Released"
         )

@@ -1,0 +1,145 @@
+"""Orders in Django admin: scoped per organization, history inline, transitions by actions."""
+
+import pytest
+from django.test import Client
+
+from integrations.models import Order, OrderStatusEvent
+from tenants.models import Membership, User
+from tests.integrations.helpers import PASSWORD, create_order, make_zone, partner_client
+from webhooks.models import Event
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = "/admin/integrations/order/"
+
+
+def admin_client_for(organization, email="admin@example.com") -> tuple[Client, User]:
+    user = User.objects.create_user(email=email, password=PASSWORD)
+    Membership.objects.create(
+        organization=organization, user=user, org_role="admin", is_active=True
+    )
+    client = Client()
+    assert client.login(username=email, password=PASSWORD)
+    return client, user
+
+
+@pytest.fixture
+def orders(organization, other_organization):
+    make_zone(organization)
+    make_zone(other_organization)
+    create_order(partner_client(organization), externalRef="OURS-1")
+    create_order(partner_client(other_organization), externalRef="THEIRS-1")
+    return Order.objects.get(external_ref="OURS-1"), Order.objects.get(external_ref="THEIRS-1")
+
+
+def act(client, action: str, orders, **extra):
+    return client.post(
+        CHANGELIST,
+        {"action": action, "_selected_action": [str(o.pk) for o in orders], **extra},
+        follow=True,
+    )
+
+
+def test_org_admin_sees_only_their_orders(organization, orders):
+    _, theirs = orders
+    client, _ = admin_client_for(organization)
+
+    listing = client.get(CHANGELIST)
+
+    assert listing.status_code == 200
+    assert b"OURS-1" in listing.content
+    assert b"THEIRS-1" not in listing.content
+    assert client.get(f"{CHANGELIST}{theirs.pk}/change/").status_code in (302, 403, 404)
+
+
+def test_change_page_shows_the_status_history(organization, orders):
+    ours, _ = orders
+    client, _ = admin_client_for(organization)
+
+    page = client.get(f"{CHANGELIST}{ours.pk}/change/")
+
+    assert page.status_code == 200
+    assert b"Order status events" in page.content
+    assert b"orderstatusevent" in page.content.lower() or b"status_events" in page.content
+
+
+def test_status_is_not_editable_and_orders_are_not_added_in_admin(organization, orders):
+    ours, _ = orders
+    client, _ = admin_client_for(organization)
+
+    page = client.get(f"{CHANGELIST}{ours.pk}/change/")
+
+    assert b'name="status"' not in page.content
+    assert client.get(f"{CHANGELIST}add/").status_code == 403
+
+
+def test_cancel_action_goes_through_the_status_machine(organization, orders):
+    ours, _ = orders
+    client, user = admin_client_for(organization)
+
+    response = act(client, "transition_to_cancelled", [ours], reason="Duplicate")
+
+    assert response.status_code == 200
+    ours.refresh_from_db()
+    assert ours.status == "cancelled"
+    event = OrderStatusEvent.objects.get(order=ours, to_status="cancelled")
+    assert (event.actor, event.reason) == (user.email, "Duplicate")
+    assert Event.objects.filter(name="order.cancelled", organization=organization).count() == 1
+
+
+def test_assign_action_takes_a_driver_id(organization, orders):
+    ours, _ = orders
+    driver = organization.drivers.create(name="Dora")
+    client, _ = admin_client_for(organization)
+
+    act(client, "transition_to_assigned", [ours], driver_id=str(driver.id))
+
+    ours.refresh_from_db()
+    assert (ours.status, ours.driver) == ("assigned", driver)
+
+
+def test_assign_action_refuses_another_organizations_driver(
+    organization, other_organization, orders
+):
+    ours, _ = orders
+    theirs = other_organization.drivers.create(name="Not Ours")
+    client, _ = admin_client_for(organization)
+
+    response = act(client, "transition_to_assigned", [ours], driver_id=str(theirs.id))
+
+    ours.refresh_from_db()
+    assert ours.status == "pending"
+    assert b"Driver not found" in response.content
+
+
+def test_assign_action_without_a_driver_id_is_refused(organization, orders):
+    ours, _ = orders
+    client, _ = admin_client_for(organization)
+
+    response = act(client, "transition_to_assigned", [ours])
+
+    assert b"DriverId is required for status assigned" in response.content
+    ours.refresh_from_db()
+    assert ours.status == "pending"
+
+
+def test_a_refused_transition_is_reported_not_raised(organization, orders):
+    ours, _ = orders
+    client, _ = admin_client_for(organization)
+
+    response = act(client, "transition_to_delivered", [ours])
+
+    assert response.status_code == 200
+    assert b"Order OURS-1 cannot be delivered in status pending" in response.content
+    ours.refresh_from_db()
+    assert ours.status == "pending"
+
+
+def test_org_admin_cannot_act_on_another_organizations_order(organization, orders):
+    _, theirs = orders
+    client, _ = admin_client_for(organization)
+
+    act(client, "transition_to_cancelled", [theirs])
+
+    theirs.refresh_from_db()
+    assert theirs.status == "pending"

@@ -1,0 +1,23 @@
+"""The provisioning organization list counts each organization's orders (interface)."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.integrations.helpers import create_order, make_zone, partner_client
+
+pytestmark = pytest.mark.django_db
+
+
+def test_organization_list_counts_orders(provisioning_client, organization, other_organization):
+    make_zone(organization)
+    client = partner_client(organization)
+    for n in range(3):
+        assert create_order(client, externalRef=f"C-{n}").status_code == 201
+
+    with CaptureQueriesContext(connection) as queries:
+        body = provisioning_client.get("/api/provisioning/organizations").json()
+
+    counts = {entry["id"]: entry["counts"]["orders"] for entry in body}
+    assert counts == {str(organization.id): 3, str(other_organization.id): 0}
+    assert len(queries.captured_queries) <= 3
