@@ -6,8 +6,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from slots.models import SlotTemplate
 from tenants.models import ApiKey, Organization
 from tests.conftest import assert_error
+from zones.models import Zone
 
 pytestmark = pytest.mark.django_db
 
@@ -25,6 +27,10 @@ def test_demo_is_idempotent_and_prints_working_keys(api_client, settings):
 
     assert Organization.objects.filter(slug="demo").count() == 1
     assert ApiKey.objects.filter(organization__slug="demo").count() == 5
+    assert Zone.objects.filter(organization__slug="demo").count() == 3
+    templates = SlotTemplate.objects.filter(zone__organization__slug="demo").count()
+    assert templates > 0
+    assert "curl -s -X POST" in second
     keys = dict(re.findall(r"API key (\w+)\s+(sk_\S+)", second))
     assert set(keys) == {"partner_a", "partner_b", "partner_c", "standard", "erp"}
     assert keys == dict(re.findall(r"API key (\w+)\s+(sk_\S+)", first))

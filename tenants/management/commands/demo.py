@@ -5,8 +5,12 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from delivery.encryption import decrypt_text
+from integrations.demo import demo_partner_curl_lines
+from slots.demo import demo_slots_curl_lines, demo_slots_next_bookable, demo_slots_seed
 from tenants import services
 from tenants.models import ApiKey, Membership, Organization, OrgRole, Platform, User
+from zones.demo import demo_zones_create
+from zones.geometry import polygon_from_geodata
 
 DEMO_SLUG = "demo"
 DEMO_ADMIN_EMAIL = "admin@demo.example"
@@ -14,7 +18,10 @@ DEMO_ADMIN_PASSWORD = "demo-Password-2026"  # a development demo account, printe
 
 
 class Command(BaseCommand):
-    help = "Creates (idempotently) the demo organization, its admin and keys, and prints them."
+    help = (
+        "Creates (idempotently) the demo organization with its admin, keys of every platform,"
+        " zones and slot templates, and prints the keys and example requests."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
@@ -26,22 +33,50 @@ class Command(BaseCommand):
             keys = {
                 platform: self._key_value(organization, platform) for platform in Platform.values
             }
+            zones = demo_zones_create(organization=organization)
+            demo_slots_seed(organization=organization)
+        partner_zone = next(zone for zone in zones if zone.purpose in ("dispatch", "both"))
+        bookable = demo_slots_next_bookable(organization=organization)
         out = self.stdout.write
         out(self.style.SUCCESS(f"Demo organization: {organization.name} ({organization.id})"))
         out(f"Management login: {DEMO_ADMIN_EMAIL} / {DEMO_ADMIN_PASSWORD} (Django admin: /admin/)")
         out(f"Provisioning secret: {settings.PROVISIONING_SECRET}")
         for platform, value in keys.items():
             out(f"API key {platform:<10} {value}")
+        out(f"Zones: {', '.join(zone.name for zone in zones)}")
         out("\nTry:")
         out(f"  curl -s {base_url}/readyz")
         out(
             f"  curl -s -H 'X-Provisioning-Secret: {settings.PROVISIONING_SECRET}' "
             f"{base_url}/api/provisioning/organizations"
         )
+        out("\nPartner orders (partner_a key):")
+        for line in demo_partner_curl_lines(
+            base_url=base_url, api_key_value=keys["partner_a"], zone_name=partner_zone.name
+        ):
+            out(f"  {line}")
+        if bookable is not None:
+            out("\nSlot availability (standard key) and an ERP booking (erp key):")
+            for line in demo_slots_curl_lines(
+                base_url=base_url,
+                erp_key_value=keys["erp"],
+                standard_key_value=keys["standard"],
+                zone_id=bookable.zone.id,
+                template_id=bookable.template.id,
+                date=bookable.date,
+            ):
+                out(f"  {line}")
+        out("\nResolve an address to a zone (any key):")
         out(
-            f"  curl -s -H 'X-Provisioning-Secret: {settings.PROVISIONING_SECRET}' "
-            f"{base_url}/api/provisioning/organizations/{organization.id}/api-keys"
+            f"  curl -s -X POST -H 'X-API-Key: {keys['standard']}' -H 'Content-Type: "
+            f'application/json\' -d \'{{"address": "{self._zone_point(partner_zone)}"}}\' '
+            f"{base_url}/api/promises/resolve-zone"
         )
+
+    @staticmethod
+    def _zone_point(zone) -> str:
+        point = polygon_from_geodata(zone.geodata).representative_point()
+        return f"{point.y:.6f},{point.x:.6f}"
 
     def _organization(self) -> Organization:
         organization = Organization.objects.filter(slug=DEMO_SLUG).first()
