@@ -22,6 +22,7 @@ TAG = ["management"]
 class ManagedOrdersApi(ManagementApiView):
     @extend_schema(
         tags=TAG,
+        operation_id="manage_organizations_orders_list",
         parameters=[
             OpenApiParameter("status", str, enum=OrderStatus.values),
             OpenApiParameter("date", str, description="YYYY-MM-DD: delivery day, zone time"),

@@ -9,6 +9,8 @@ import re
 from datetime import date, datetime
 from decimal import Decimal
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from delivery.fields import (
@@ -273,6 +275,7 @@ def _zone_tz(order: Order):
     return windows.zone_tz(order.zone.timezone) if order.zone_id else windows.zone_tz("UTC")
 
 
+@extend_schema_field(OpenApiTypes.DATETIME)
 class ZoneTimeField(serializers.Field):
     """A window bound in the order's zone timezone, with its offset (`+02:00`)."""
 
@@ -288,7 +291,7 @@ class ZoneTimeField(serializers.Field):
         return value.astimezone(_zone_tz(order)).isoformat() if value else None
 
 
-class DriverOutput(serializers.Serializer):
+class OrderDriverOutput(serializers.Serializer):
     id = serializers.UUIDField()
     name = serializers.CharField()
     phone = serializers.CharField()
@@ -328,7 +331,7 @@ class PartnerOrderOutput(serializers.Serializer):
     externalRef = serializers.CharField(source="external_ref")
     serviceOrderId = serializers.UUIDField(source="id")
     status = serializers.CharField()
-    driver = DriverOutput(allow_null=True)
+    driver = OrderDriverOutput(allow_null=True)
     deliveryWindowStart = ZoneTimeField()
     deliveryWindowEnd = ZoneTimeField()
     trackingToken = serializers.CharField(source="tracking_token")
@@ -521,7 +524,7 @@ class ManagedOrderOutput(serializers.Serializer):
     zoneName = serializers.CharField(source="zone.name", allow_null=True, default=None)
     deliveryWindowStart = ZoneTimeField()
     deliveryWindowEnd = ZoneTimeField()
-    driver = DriverOutput(allow_null=True)
+    driver = OrderDriverOutput(allow_null=True)
     trackingToken = serializers.CharField(source="tracking_token")
     releasedAt = serializers.DateTimeField(source="released_at", allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at")
