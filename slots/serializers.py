@@ -28,18 +28,16 @@ class StrictIntegerField(serializers.IntegerField):
     """A JSON integer (not a string, not a boolean, not a fraction) within [min, max]; the
     range message names the field and both bounds."""
 
-    default_error_messages = {
-        "invalid": "must be an integer",
-        "max_value": "must be between {min_value} and {max_value}",
-        "min_value": "must be between {min_value} and {max_value}",
-    }
+    default_error_messages = {"invalid": "must be an integer"}
 
     def __init__(self, *, min_value: int, max_value: int, **kwargs):
+        range_message = f"must be between {min_value} and {max_value}"
+        kwargs["error_messages"] = {
+            "max_value": range_message,
+            "min_value": range_message,
+            **kwargs.get("error_messages", {}),
+        }
         super().__init__(min_value=min_value, max_value=max_value, **kwargs)
-        for key in ("max_value", "min_value"):
-            self.error_messages[key] = self.error_messages[key].format(
-                min_value=min_value, max_value=max_value
-            )
 
     def to_internal_value(self, data):
         if isinstance(data, bool) or not isinstance(data, int | float):

@@ -1,0 +1,176 @@
+"""Django admin for slot policies and templates: scoped per organization, writes through the
+services (events included), and the seed action (decisions §11)."""
+
+import json
+
+import pytest
+from django.test import Client
+
+from slots import services as slot_services
+from slots.models import SlotPolicy, SlotTemplate
+from tenants.models import Membership, User
+from tests.slots.helpers import ALEX_GEODATA, events_named, make_template, make_zone
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "a-Strong-passphrase-42"
+VAN = [{"vehicleType": "van", "count": 2, "maxOrdersPerVehicle": 6}]
+
+
+def admin_client_for(organization, email="slots@example.com") -> Client:
+    user = User.objects.create_user(email=email, password=PASSWORD)
+    Membership.objects.create(
+        organization=organization, user=user, org_role="admin", is_active=True
+    )
+    client = Client()
+    assert client.login(username=email, password=PASSWORD)
+    return client
+
+
+def _template_form(zone, **overrides) -> dict:
+    form = {
+        "zone": str(zone.id),
+        "day_of_week": "1",
+        "start_time": "08:00",
+        "duration_minutes": "240",
+        "cutoff_minutes": "60",
+        "vehicle_capacity": json.dumps(VAN),
+    }
+    form.update(overrides)
+    return form
+
+
+def test_org_admin_sees_only_their_templates(organization, other_organization):
+    ours = make_template(make_zone(organization, "Ours"), start="08:00")
+    theirs = make_template(make_zone(other_organization, "Theirs"), start="09:00")
+    client = admin_client_for(organization)
+
+    listing = client.get("/admin/slots/slottemplate/")
+    assert listing.status_code == 200
+    assert b"Ours" in listing.content
+    assert b"Theirs" not in listing.content
+    assert client.get(f"/admin/slots/slottemplate/{ours.pk}/change/").status_code == 200
+    response = client.get(f"/admin/slots/slottemplate/{theirs.pk}/change/")
+    assert response.status_code in (302, 403, 404)
+
+
+def test_adding_a_template_goes_through_the_service(organization):
+    zone = make_zone(organization)
+    client = admin_client_for(organization)
+
+    response = client.post("/admin/slots/slottemplate/add/", _template_form(zone))
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    template = SlotTemplate.objects.get()
+    assert (template.organization_id, template.capacity, template.cutoff_minutes) == (
+        organization.id,
+        12,
+        60,
+    )
+    assert len(events_named("erp.slots.updated", organization)) == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error"),
+    [
+        ({"duration_minutes": "600", "start_time": "20:00"}, b"a slot must end by midnight"),
+        ({"day_of_week": "7"}, b"0 (Sunday) to 6 (Saturday)"),
+        ({"vehicle_capacity": '[{"vehicleType": "van"}]'}, b"vehicle capacity is not valid"),
+    ],
+)
+def test_admin_refuses_bad_templates(organization, overrides, error):
+    zone = make_zone(organization)
+    response = admin_client_for(organization).post(
+        "/admin/slots/slottemplate/add/", _template_form(zone, **overrides)
+    )
+    assert response.status_code == 200
+    assert error in response.content
+    assert not SlotTemplate.objects.exists()
+
+
+def test_admin_offers_only_slot_zones_of_the_admins_organizations(organization, other_organization):
+    make_zone(organization, "Depot", purpose="dispatch")
+    ours = make_zone(organization, "Ours", geodata=ALEX_GEODATA)
+    make_zone(other_organization, "Theirs")
+    page = admin_client_for(organization).get("/admin/slots/slottemplate/add/").content
+    assert str(ours.id).encode() in page
+    assert b"Depot" not in page
+    assert b"Theirs" not in page
+
+
+def test_admin_refuses_a_duplicate_start(organization):
+    zone = make_zone(organization)
+    make_template(zone, day_of_week=1, start="08:00")
+    response = admin_client_for(organization).post(
+        "/admin/slots/slottemplate/add/", _template_form(zone)
+    )
+    assert response.status_code == 200
+    assert b"already starts then" in response.content
+    assert SlotTemplate.objects.count() == 1
+
+
+def test_editing_a_template_in_admin_emits_the_event(organization):
+    zone = make_zone(organization)
+    template = make_template(zone, day_of_week=1, start="08:00")
+    client = admin_client_for(organization)
+    response = client.post(
+        f"/admin/slots/slottemplate/{template.pk}/change/",
+        _template_form(zone, start_time="09:00"),
+    )
+    assert response.status_code == 302
+    template.refresh_from_db()
+    assert template.start_time.hour == 9
+    (event,) = events_named("erp.slots.updated", organization)
+    assert event.payload["slots"][0]["startTime"] == "09:00"
+
+
+def test_deleting_a_template_in_admin_takes_it_out_of_use(organization):
+    zone = make_zone(organization)
+    template = make_template(zone)
+    client = admin_client_for(organization)
+    response = client.post(f"/admin/slots/slottemplate/{template.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    template.refresh_from_db()
+    assert template.deleted_at is not None
+    assert events_named("erp.slots.updated", organization)[-1].payload["slots"] == []
+
+
+def test_seed_action_creates_templates_for_the_policys_organization(organization):
+    make_zone(organization)
+    policy = slot_services.slot_policy_get_or_create(organization_id=organization.id)
+    client = admin_client_for(organization)
+
+    response = client.post(
+        "/admin/slots/slotpolicy/",
+        {"action": "seed_templates", "_selected_action": [str(policy.pk)]},
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    assert b"15 slot template(s) created" in response.content
+    assert SlotTemplate.objects.filter(organization=organization).count() == 15
+
+
+def test_org_admin_edits_only_their_policy(organization, other_organization):
+    ours = slot_services.slot_policy_get_or_create(organization_id=organization.id)
+    theirs = slot_services.slot_policy_get_or_create(organization_id=other_organization.id)
+    client = admin_client_for(organization)
+    assert client.get(f"/admin/slots/slotpolicy/{theirs.pk}/change/").status_code in (302, 403, 404)
+    response = client.post(
+        f"/admin/slots/slotpolicy/{ours.pk}/change/",
+        {
+            "timezone": "Europe/Berlin",
+            "default_duration_minutes": "120",
+            "default_cutoff_minutes": "30",
+            "default_vehicle_capacity": json.dumps(VAN),
+            "default_pickup_address": "Depot 1",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    ours.refresh_from_db()
+    assert (ours.timezone, ours.default_duration_minutes, ours.default_pickup_address) == (
+        "Europe/Berlin",
+        120,
+        "Depot 1",
+    )
+    assert SlotPolicy.objects.count() == 2

@@ -1,0 +1,51 @@
+"""What `manage.py demo` takes from slots: seeding, and example requests that work."""
+
+import json
+import shlex
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from slots import demo
+from slots.models import SlotTemplate
+from tests.conftest import key_client, make_api_key
+from tests.slots.helpers import ALEX_GEODATA, make_zone
+
+pytestmark = pytest.mark.django_db
+
+
+def test_demo_seed_is_idempotent(organization):
+    make_zone(organization)
+    make_zone(organization, "Depot", purpose="dispatch", geodata=ALEX_GEODATA)
+    demo.demo_slots_seed(organization=organization)
+    demo.demo_slots_seed(organization=organization)
+    assert SlotTemplate.objects.filter(organization=organization).count() == 15
+
+
+def test_demo_curl_lines_are_requests_that_work(organization):
+    zone = make_zone(organization)
+    demo.demo_slots_seed(organization=organization)
+    erp, standard = make_api_key(organization, "erp"), make_api_key(organization, "standard")
+    slot = demo.demo_slots_next_bookable(organization=organization)
+    assert slot is not None and slot.zone.id == zone.id
+
+    lines = demo.demo_slots_curl_lines(
+        base_url="http://127.0.0.1:8000",
+        erp_key_value=erp.value,
+        standard_key_value=standard.value,
+        zone_id=zone.id,
+        template_id=slot.template.id,
+        date=slot.date,
+    )
+
+    bulk, single, create, read = (shlex.split(line) for line in lines)
+    for command, client in ((bulk, key_client(standard)), (single, key_client(standard))):
+        url = urlsplit(command[-1])
+        assert command[3] == f"X-API-Key: {standard.value}"
+        params = {key: values[0] for key, values in parse_qs(url.query).items()}
+        assert client.get(url.path, params).status_code == 200
+    body = json.loads(create[create.index("-d") + 1])
+    assert urlsplit(create[-1]).path == "/api/integrations/erp/orders"
+    response = key_client(erp).post("/api/integrations/erp/orders", body, format="json")
+    assert response.status_code == 201, response.content
+    assert key_client(erp).get(urlsplit(read[-1]).path).status_code == 200
