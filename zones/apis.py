@@ -173,7 +173,7 @@ class ZoneDetailApi(ManagementApiView):
         zone = services.zone_update(zone=zone, **serializer.service_arguments())
         return Response(ZoneOutput(zone).data)
 
-    @extend_schema(tags=MANAGEMENT, responses={204: None, **errors(401, 404)})
+    @extend_schema(tags=MANAGEMENT, responses={204: None, **errors(401, 404, 409)})
     def delete(self, request, org_id, zone_id):
         services.zone_delete(zone=self._zone(zone_id))
         return Response(status=204)

@@ -1,6 +1,6 @@
 """The contract's zone and geocoding errors (interface "Errors", decisions §1, §9)."""
 
-from delivery.errors import NotFound, ServiceUnavailable, ValidationFailed
+from delivery.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
 
 
 class ZoneNotFound(NotFound):
@@ -37,3 +37,8 @@ class ExportFormatInvalid(ValidationFailed):
 
 class GeocoderUnavailable(ServiceUnavailable):
     default_message = "Geocoding service unavailable"
+
+
+class ZoneInUse(Conflict):
+    def __init__(self, name: str):
+        super().__init__(f"Zone {name} is in use and cannot be deleted; disable it instead")

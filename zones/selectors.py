@@ -134,13 +134,12 @@ def zone_resolve_point(
         near_boundary = index.distance_to_boundary_m(zone, lat, lng) <= BOUNDARY_BAND_M
         confidence = Confidence.HIGH if precise and not near_boundary else Confidence.MEDIUM
         return ResolvedZone(zone, lat, lng, confidence)
-    nearest = index.near(lat, lng, within_m=NEAREST_ZONE_MAX_M)
-    if not nearest:
+    nearest = index.nearest(lat, lng, max_m=NEAREST_ZONE_MAX_M)
+    if nearest is None:
         return None
-    closest = nearest[0]
-    if closest.distance_m <= BOUNDARY_BAND_M:
-        return ResolvedZone(closest.zone, lat, lng, Confidence.MEDIUM)
-    return ResolvedZone(closest.zone, lat, lng, Confidence.LOW)
+    if nearest.distance_m <= BOUNDARY_BAND_M:
+        return ResolvedZone(nearest.zone, lat, lng, Confidence.MEDIUM)
+    return ResolvedZone(nearest.zone, lat, lng, Confidence.LOW)
 
 
 def zone_resolve(*, organization_id, address: str) -> ResolvedZone:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
+from django.db.models import ProtectedError, RestrictedError
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -19,7 +20,7 @@ from delivery.errors import ValidationFailed
 from tenants.models import Organization
 from webhooks import erp_events
 from zones import geocoding, spatial_index
-from zones.errors import ZoneNameTaken, ZoneSlugTaken
+from zones.errors import ZoneInUse, ZoneNameTaken, ZoneSlugTaken
 from zones.geometry import polygon_normalize
 from zones.models import Place, Zone, ZonePurpose
 
@@ -159,10 +160,17 @@ def zone_update(
 
 @transaction.atomic
 def zone_delete(*, zone: Zone) -> None:
-    """Deletes the zone; the event is emitted first, while the zone still has its id."""
+    """Deletes the zone; the event is emitted first, while the zone still has its id.
+
+    A zone that other rows protect (orders, slot templates) answers 409 and stays.
+    """
     zone.updated_at = timezone.now()
     _changed(zone, deleted=True)
-    zone.delete()
+    try:
+        with transaction.atomic():
+            zone.delete()
+    except (ProtectedError, RestrictedError):
+        raise ZoneInUse(zone.name) from None
 
 
 # ----- gazetteer -----

@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 #: how many organizations' indexes one process keeps (least recently used are dropped)
 MAX_CACHED_ORGANIZATIONS = 256
 VERSION_TTL_SECONDS = 7 * 24 * 3600
+#: radii of the widening nearest-zone search, in metres (the caller's maximum is added)
+SEARCH_RADII_M = (50.0, 500.0, 2_000.0)
 
 
 @dataclass(frozen=True)
@@ -89,44 +91,53 @@ class ZoneIndex:
         polygon = self._polygons[self._position[zone.id]]
         return LocalMetricFrame(lat, lng).geodesic_distance_to_boundary(polygon)
 
-    def near(
+    def nearest(
         self,
         lat: float,
         lng: float,
         *,
-        within_m: float,
+        max_m: float,
         purposes=None,
         enabled_only: bool = True,
-    ) -> list[NearZone]:
-        """Zones whose boundary lies within `within_m` metres of the point, nearest first.
+    ) -> NearZone | None:
+        """The zone whose boundary is nearest the point, if within `max_m` metres (geodesic).
 
-        The STRtree narrows the search to the zones whose boxes reach a box of that radius;
-        their distances are then computed in one vectorized call, and the survivors measured
-        geodesically.
+        The STRtree is asked for the zones whose boxes reach a box of radius r around the
+        point, r growing (50 m, 500 m, 2 km, ... `max_m`) until one lies within r: so the work
+        depends on the zones near the point, never on the organization's zone count. Their
+        distances are computed in one vectorized call; the closest are measured geodesically.
         """
         frame = LocalMetricFrame(lat, lng)
-        candidates = self._tree.query(frame.degree_box(within_m))
-        candidates = self._eligible(candidates, purposes, enabled_only)
-        if not len(candidates):
-            return []
-        # The local frame is accurate to ~0.1 %: keep a margin, then decide geodesically.
-        rough = frame.boundary_distances(self._polygons[candidates])
-        candidates = candidates[rough <= within_m * 1.01 + 1]
-        point = Point(lng, lat)
-        measured = []
-        for index in candidates:
-            distance = frame.geodesic_distance_to_boundary(self._polygons[index])
-            if distance <= within_m:
-                measured.append((distance, self._areas[index], int(index)))
-        measured.sort()
-        return [
-            NearZone(self._copy(index), distance, bool(self._polygons[index].covers(point)))
-            for distance, _area, index in measured
-        ]
+        radii = [r for r in SEARCH_RADII_M if r < max_m] + [max_m]
+        for radius in radii:
+            candidates = self._tree.query(frame.degree_box(radius))
+            candidates = self._eligible(candidates, purposes, enabled_only)
+            if not len(candidates):
+                continue
+            rough = frame.boundary_distances(self._polygons[candidates])
+            # The local frame is accurate to ~0.1 %: keep a margin, then decide geodesically.
+            closest = candidates[rough <= min(rough.min(), radius) * 1.002 + 0.5]
+            measured = sorted(
+                (frame.geodesic_distance_to_boundary(self._polygons[i]), self._areas[i], int(i))
+                for i in closest
+            )
+            if measured and measured[0][0] <= radius:
+                distance, _area, index = measured[0]
+                contains = bool(self._polygons[index].covers(Point(lng, lat)))
+                return NearZone(self._copy(index), distance, contains)
+        return None
 
     def _copy(self, index) -> Zone:
-        # Callers get their own instance: the cached one is shared by every request.
-        return copy.deepcopy(self._zones[int(index)])
+        # Callers get their own instance: the cached one is shared by every request. (Model
+        # copies get their own _state; the JSON fields are copied here, the ring cheaply.)
+        cached = self._zones[int(index)]
+        zone = copy.copy(cached)
+        zone.geodata = {
+            **cached.geodata,
+            "coordinates": [[list(p) for p in ring] for ring in cached.geodata["coordinates"]],
+        }
+        zone.metadata = copy.deepcopy(cached.metadata)
+        return zone
 
 
 # ----- the per-process cache, versioned in Redis -----
