@@ -83,6 +83,12 @@ def _save(zone: Zone, *, creating: bool) -> None:
         raise
 
 
+def _default_timezone(organization: Organization) -> str:
+    # The slot policy (slots app) is a one-to-one on the organization; none yet means UTC.
+    policy = getattr(organization, "slot_policy", None)
+    return policy.timezone if policy is not None else "UTC"
+
+
 def _changed(zone: Zone, *, deleted: bool = False) -> None:
     # decisions §11: zone changes emit erp.polygon.updated, in the same transaction.
     erp_events.polygon_updated_emit(zone=zone, deleted=deleted)
@@ -98,11 +104,14 @@ def zone_create(
     slug: str | None = None,
     purpose: str = ZonePurpose.BOTH,
     enabled: bool = True,
-    timezone_name: str = "UTC",
+    timezone_name: str | None = None,
     metadata: dict | None = None,
     window_capacity: int = 20,
 ) -> Zone:
-    """A new zone; the slug is generated from the name when absent (`-2`, `-3`, ... if taken)."""
+    """A new zone; the slug is generated from the name when absent (`-2`, `-3`, ... if taken),
+    the time zone defaults to the organization's slot policy's (decisions §12), else UTC."""
+    if timezone_name is None:
+        timezone_name = _default_timezone(organization)
     zone = Zone(
         organization=organization,
         name=name,

@@ -338,3 +338,15 @@ def test_member_who_is_not_admin_gets_404(organization):
     assert_error(
         login("member@example.com").get(zones_url(organization)), 404, "Organization not found"
     )
+
+
+def test_timezone_defaults_to_the_slot_policy(admin_client, organization):
+    slots_models = pytest.importorskip("slots.models")
+    slots_models.SlotPolicy.objects.update_or_create(
+        organization=organization, defaults={"timezone": "Europe/Berlin"}
+    )
+    organization.refresh_from_db()
+    body = admin_client.post(
+        zones_url(organization), {"name": "Z", "geodata": SQUARE}, format="json"
+    ).json()
+    assert body["timezone"] == "Europe/Berlin"
