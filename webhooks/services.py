@@ -6,20 +6,21 @@ queued once the transaction commits. A message lost at that moment (broker down)
 by `deliveries_sweep`, which the beat runs every few seconds.
 """
 
+import json
 import logging
 import time
 import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
-from tenants.models import ApiKey, Platform
-from webhooks import tasks
+from tenants.models import Platform
+from webhooks import statements, tasks
 from webhooks.models import Delivery, DeliveryStatus, Event, Family
 
 logger = logging.getLogger(__name__)
@@ -30,21 +31,6 @@ REQUEUE_AFTER_SECONDS = 30
 BROKER_BACKOFF_SECONDS = 10
 #: deliveries queued per sweep run (the next run takes the rest)
 SWEEP_BATCH_SIZE = 500
-
-
-def _destination(*, organization_id, family: str, platform: str | None) -> ApiKey | None:
-    """The active key whose `webhook_url` receives this event, if it has one (issue 4 §4)."""
-    key_platform = Platform.ERP if family == Family.ERP else platform
-    if not key_platform:
-        return None
-    return (
-        ApiKey.objects.filter(
-            organization_id=organization_id, platform=key_platform, is_active=True
-        )
-        .exclude(webhook_url="")
-        .only("id", "webhook_url")
-        .first()
-    )
 
 
 class _BrokerBreaker:
@@ -72,13 +58,19 @@ def delivery_enqueue(delivery_id) -> None:
     """Publishes the delivery task; a broker failure is logged, never raised (the sweep
     re-queues the delivery when its message is missing)."""
     if not broker_breaker.allows_publishing():
-        logger.warning("webhook delivery %s not queued (broker unavailable)", delivery_id)
+        logger.info("webhook delivery %s left to the sweep (broker unavailable)", delivery_id)
         return
     try:
         tasks.deliver.apply_async(args=[str(delivery_id)], retry=False)
-    except (KombuError, RedisError, OSError):
+    except (KombuError, RedisError, OSError) as exc:
         broker_breaker.trip()
-        logger.warning("webhook delivery %s not queued (broker unavailable)", delivery_id)
+        logger.warning(
+            "webhook delivery %s not queued (broker unavailable: %s); the sweep will queue it, "
+            "and publishing pauses for %s s",
+            delivery_id,
+            exc,
+            BROKER_BACKOFF_SECONDS,
+        )
 
 
 def _enqueue_on_commit(delivery_id) -> None:
@@ -87,30 +79,6 @@ def _enqueue_on_commit(delivery_id) -> None:
 
 def _new_partner_event_id() -> str:
     return f"evt_{uuid.uuid4().hex}"
-
-
-def _insert_event(**fields) -> Event | None:
-    """INSERT in a savepoint; None when a unique constraint refused it."""
-    try:
-        with transaction.atomic():
-            return Event.objects.create(**fields)
-    except IntegrityError:
-        return None
-
-
-def _replace_open_payload(*, organization_id, event_id: str, payload: dict) -> Event | None:
-    """The unsent event with this id gets the newer payload; None when there is none."""
-    event = (
-        Event.objects.select_for_update()
-        .filter(organization_id=organization_id, event_id=event_id, is_open=True)
-        .first()
-    )
-    if event is None:
-        return None
-    event.payload = payload
-    event.updated_at = timezone.now()
-    event.save(update_fields=["payload", "updated_at"])
-    return event
 
 
 def event_emit(
@@ -129,86 +97,70 @@ def event_emit(
     (the platform that created the order); ERP events to the organization's active `erp` key.
     With no URL configured the event is recorded without a delivery. `event_id` defaults to a
     fresh `evt_...` id; an explicit id names one event for ever (emitting it again returns the
-    first one). With `coalesce=True`, while an event with this id is unsent, `payload`
-    replaces its payload instead of adding a second event.
+    first one, unchanged). With `coalesce=True`, while an event with this id is unsent,
+    `payload` replaces its payload instead of adding a second event.
+
+    Two or three statements, no savepoint: it runs inside hot transactions (BENCH.md).
     """
     if family not in Family.values:
         raise ValueError(f"unknown webhook family {family!r}")
-    with transaction.atomic():
-        if coalesce:
-            if event_id is None:
-                raise ValueError("coalescing needs an explicit event_id")
-            return _emit_coalesced(
-                organization_id=organization_id,
-                family=family,
-                name=event,
-                event_id=event_id,
-                payload=payload,
-                platform=platform,
-            )
-        fields = {
-            "organization_id": organization_id,
-            "family": family,
-            "name": event,
-            "payload": payload,
-        }
-        if event_id is None:
-            # A fresh random id cannot collide: no savepoint needed.
-            created = Event.objects.create(event_id=_new_partner_event_id(), **fields)
-        else:
-            created = _insert_event(event_id=event_id, **fields)
-            if created is None:
+    if coalesce and event_id is None:
+        raise ValueError("coalescing needs an explicit event_id")
+    now = timezone.now()
+    body = statements.payload_json(payload)
+    fields = {
+        "organization_id": organization_id,
+        "family": family,
+        "name": event,
+        "event_id": event_id or _new_partner_event_id(),
+        "payload": body,
+        "coalescible": coalesce,
+    }
+    with transaction.atomic(savepoint=False):
+        for _ in range(3):
+            if coalesce:
+                replaced = statements.open_event_replace(
+                    organization_id=organization_id, event_id=event_id, payload=body, now=now
+                )
+                if replaced is not None:
+                    return replaced
+            event_uuid = uuid.uuid4()
+            if statements.event_insert(event_uuid=event_uuid, now=now, **fields):
+                _deliver_to_destination(
+                    event_uuid=event_uuid,
+                    organization_id=organization_id,
+                    family=family,
+                    platform=platform,
+                    now=now,
+                )
+                return Event(
+                    id=event_uuid,
+                    **{**fields, "payload": json.loads(body)},
+                    is_open=coalesce,
+                    created_at=now,
+                    updated_at=now,
+                )
+            if not coalesce:
+                # This id was emitted before: that event stands (emitting is idempotent).
                 return Event.objects.get(
                     organization_id=organization_id, event_id=event_id, coalescible=False
                 )
-        _create_delivery(event=created, platform=platform)
-        return created
-
-
-def _emit_coalesced(
-    *, organization_id, family: str, name: str, event_id: str, payload: dict, platform
-) -> Event:
-    for _ in range(3):
-        replaced = _replace_open_payload(
-            organization_id=organization_id, event_id=event_id, payload=payload
-        )
-        if replaced is not None:
-            return replaced
-        created = _insert_event(
-            organization_id=organization_id,
-            family=family,
-            name=name,
-            event_id=event_id,
-            payload=payload,
-            coalescible=True,
-            is_open=True,
-        )
-        if created is not None:
-            _create_delivery(event=created, platform=platform)
-            return created
-        # A concurrent transaction opened the same id between our UPDATE and INSERT: replace it.
+            # A concurrent transaction opened the same id between our UPDATE and INSERT: its
+            # row is committed now (the INSERT waited for it), so the UPDATE will find it.
     raise RuntimeError(f"could not record coalesced webhook event {event_id}")  # pragma: no cover
 
 
-def _create_delivery(*, event: Event, platform: str | None) -> Delivery | None:
-    api_key = _destination(
-        organization_id=event.organization_id, family=event.family, platform=platform
+def _deliver_to_destination(
+    *, event_uuid, organization_id, family: str, platform: str | None, now
+) -> None:
+    key_platform = Platform.ERP if family == Family.ERP else platform
+    if not key_platform:
+        return
+    delivery_id = statements.delivery_insert(
+        event_uuid=event_uuid, organization_id=organization_id, platform=key_platform, now=now
     )
-    if api_key is None:
-        return None
-    now = timezone.now()
-    delivery = Delivery.objects.create(
-        organization_id=event.organization_id,
-        event=event,
-        api_key=api_key,
-        url=api_key.webhook_url,
-        schedule_start=now,
-        next_attempt_at=now,
-        queued_at=now,
-        created_at=now,
-    )
-    _enqueue_on_commit(delivery.id)
-    return delivery
+    if delivery_id is not None:
+        _enqueue_on_commit(delivery_id)
 
 
 def retry_schedule() -> list[int]:

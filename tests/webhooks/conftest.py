@@ -68,7 +68,7 @@ class Receiver:
             time.sleep(self.delay_seconds)
         return Response("ok" if status < 300 else "nope", status=status)
 
-    def wait_for(self, count: int, timeout: float = 10.0) -> list[Received]:
+    def wait_for(self, count: int, timeout: float = 30.0) -> list[Received]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:

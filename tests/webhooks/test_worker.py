@@ -28,7 +28,7 @@ def emit_order_created(organization, ref: str) -> None:
     )
 
 
-def wait_until(predicate, timeout: float = 10.0) -> None:
+def wait_until(predicate, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

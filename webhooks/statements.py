@@ -1,0 +1,175 @@
+"""The outbox's hot statements, one SQL round trip each.
+
+`event_emit` runs inside other apps' transactions (an order create, a slot booking under its
+row lock) and a delivery attempt runs for every webhook: there, the ORM's SELECT-then-INSERT,
+savepoints and UPDATE-then-SELECT cost two or three times the round trips (BENCH.md). Each
+statement here does one step in one round trip; tests/webhooks exercise every one of them.
+"""
+
+import json
+import uuid
+from datetime import datetime
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import connection
+
+from webhooks.models import DeliveryStatus, Event
+
+_payload_field = Event._meta.get_field("payload")
+
+
+def _one(sql: str, params: dict) -> tuple | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def payload_json(payload: dict) -> str:
+    """JSON text of a payload; UUIDs, dates and decimals become strings as in API responses."""
+    return json.dumps(payload, cls=DjangoJSONEncoder)
+
+
+def payload_from_db(value) -> dict:
+    return _payload_field.from_db_value(value, None, connection)
+
+
+_EVENT_INSERT = """
+INSERT INTO webhooks_event
+    (id, organization_id, family, name, event_id, payload, coalescible, is_open,
+     created_at, updated_at)
+VALUES (%(id)s, %(organization_id)s, %(family)s, %(name)s, %(event_id)s, %(payload)s::jsonb,
+        %(coalescible)s, %(coalescible)s, %(now)s, %(now)s)
+ON CONFLICT (organization_id, event_id) WHERE {arbiter} DO NOTHING
+RETURNING id
+"""
+_EVENT_INSERT_ONCE = _EVENT_INSERT.format(arbiter="coalescible = false")
+_EVENT_INSERT_OPEN = _EVENT_INSERT.format(arbiter="is_open")
+
+
+def event_insert(
+    *,
+    event_uuid: uuid.UUID,
+    organization_id,
+    family: str,
+    name: str,
+    event_id: str,
+    payload: str,
+    coalescible: bool,
+    now: datetime,
+) -> bool:
+    """INSERT unless the id is taken (for ever, or while open when coalescible); True if new."""
+    row = _one(
+        _EVENT_INSERT_OPEN if coalescible else _EVENT_INSERT_ONCE,
+        {
+            "id": event_uuid,
+            "organization_id": organization_id,
+            "family": family,
+            "name": name,
+            "event_id": event_id,
+            "payload": payload,
+            "coalescible": coalescible,
+            "now": now,
+        },
+    )
+    return row is not None
+
+
+_OPEN_EVENT_REPLACE = """
+UPDATE webhooks_event SET payload = %(payload)s::jsonb, updated_at = %(now)s
+WHERE organization_id = %(organization_id)s AND event_id = %(event_id)s AND is_open
+RETURNING id, family, name, created_at
+"""
+
+
+def open_event_replace(
+    *, organization_id, event_id: str, payload: str, now: datetime
+) -> Event | None:
+    """The unsent event with this id takes `payload`; None when there is none (decisions §7).
+
+    The row lock this takes is what a sender's claim waits for (sending._close), so the sender
+    sends this payload, or closed the event first and this finds nothing.
+    """
+    row = _one(
+        _OPEN_EVENT_REPLACE,
+        {"organization_id": organization_id, "event_id": event_id, "payload": payload, "now": now},
+    )
+    if row is None:
+        return None
+    pk, family, name, created_at = row
+    return Event(
+        id=pk,
+        organization_id=organization_id,
+        family=family,
+        name=name,
+        event_id=event_id,
+        payload=json.loads(payload),
+        coalescible=True,
+        is_open=True,
+        created_at=created_at,
+        updated_at=now,
+    )
+
+
+_DELIVERY_INSERT = """
+INSERT INTO webhooks_delivery
+    (id, organization_id, event_id, api_key_id, url, status, attempts, round_start_attempts,
+     schedule_start, next_attempt_at, queued_at, last_error, created_at)
+SELECT %(id)s, k.organization_id, %(event)s, k.id, k.webhook_url, %(pending)s, 0, 0,
+       %(now)s, %(now)s, %(now)s, '', %(now)s
+FROM tenants_apikey k
+WHERE k.organization_id = %(organization_id)s AND k.platform = %(platform)s AND k.is_active
+  AND k.webhook_url <> ''
+LIMIT 1
+RETURNING id
+"""
+
+
+def delivery_insert(
+    *, event_uuid: uuid.UUID, organization_id, platform: str, now: datetime
+) -> uuid.UUID | None:
+    """A pending delivery to the webhook URL of the organization's active key of `platform`,
+    due now and counted as queued; None (and nothing written) when there is no such URL."""
+    row = _one(
+        _DELIVERY_INSERT,
+        {
+            "id": uuid.uuid4(),
+            "event": event_uuid,
+            "pending": DeliveryStatus.PENDING,
+            "now": now,
+            "organization_id": organization_id,
+            "platform": platform,
+        },
+    )
+    return row[0] if row else None
+
+
+CLAIM = """
+WITH claimed AS (
+    UPDATE webhooks_delivery
+    SET claim_token = %(token)s, claimed_until = %(until)s
+    WHERE id = %(id)s AND status = 'pending' AND next_attempt_at <= %(now)s
+      AND (claimed_until IS NULL OR claimed_until < %(now)s)
+    RETURNING id, organization_id, event_id, api_key_id, url, attempts, round_start_attempts,
+              schedule_start
+)
+SELECT c.id, c.organization_id, c.url, c.attempts, c.round_start_attempts, c.schedule_start,
+       e.id, e.family, e.name, e.event_id, e.payload, e.created_at, e.is_open,
+       k.id, k.is_active, k.encrypted_value, k.encrypted_webhook_secret
+FROM claimed c
+JOIN webhooks_event e ON e.id = c.event_id
+JOIN tenants_apikey k ON k.id = c.api_key_id
+"""
+
+RECORD = """
+WITH attempt AS (
+    INSERT INTO webhooks_deliveryattempt
+        (delivery_id, number, started_at, status_code, latency_ms, error, succeeded)
+    VALUES (%(id)s, %(number)s, %(started_at)s, %(status_code)s, %(latency_ms)s, %(error)s,
+            %(succeeded)s)
+)
+UPDATE webhooks_delivery
+SET status = %(status)s, attempts = %(number)s, last_status_code = %(status_code)s,
+    last_error = %(error)s, next_attempt_at = %(next_attempt_at)s,
+    delivered_at = %(delivered_at)s, queued_at = NULL, claim_token = NULL, claimed_until = NULL
+WHERE id = %(id)s AND claim_token = %(token)s
+"""
