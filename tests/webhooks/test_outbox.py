@@ -1,6 +1,7 @@
 """The outbox: events written in the caller's transaction, destinations, ids, coalescing."""
 
 import time
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,9 +11,10 @@ from django.utils import timezone
 
 from tenants.services import api_key_revoke
 from tests.conftest import make_api_key, make_organization
-from tests.webhooks.conftest import make_zone
+from tests.webhooks.conftest import SQUARE, make_zone
 from webhooks import erp_events, partner_events, services, tasks
 from webhooks.models import Delivery, Event
+from zones import services as zone_services
 
 pytestmark = pytest.mark.django_db
 
@@ -272,3 +274,70 @@ def test_broker_down_at_commit_is_logged_not_raised(
     # Both are pending, found by the sweep once their message is presumed lost.
     later = timezone.now() + timedelta(seconds=services.REQUEUE_AFTER_SECONDS + 1)
     assert services.deliveries_sweep(now=later) == 2
+
+
+def test_zone_edit_through_the_zones_service_emits_polygon_updated(organization):
+    make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
+    with time_machine.travel(T0, tick=False) as clock:
+        zone = zone_services.zone_create(
+            organization=organization, name="Harbour", geodata=SQUARE, purpose="slot"
+        )
+        clock.move_to(T0 + timedelta(hours=1))
+        zone_services.zone_update(zone=zone, name="Harbour East")
+        zone_services.zone_update(zone=zone, enabled=False)
+    events = Event.objects.filter(organization=organization).order_by("event_id")
+    assert [(e.name, e.event_id) for e in events] == [
+        ("erp.polygon.updated", f"erp.polygon.updated:{zone.id}:2030-03-04T10"),
+        ("erp.polygon.updated", f"erp.polygon.updated:{zone.id}:2030-03-04T11"),
+    ]
+    # Both edits of 11:xx coalesced into one unsent event with the latest state.
+    latest = events[1].payload
+    assert (latest["polygon_name"], latest["enabled"]) == ("Harbour East", False)
+    assert Delivery.objects.filter(organization=organization).count() == 2
+
+
+def test_zone_delete_through_the_zones_service_emits_a_deleted_polygon(organization):
+    zone = zone_services.zone_create(organization=organization, name="Gone", geodata=SQUARE)
+    zone_id = zone.id
+    zone_services.zone_delete(zone=zone)
+    event = Event.objects.get(organization=organization)  # create and delete coalesced
+    assert event.payload["polygon_id"] == str(zone_id)
+    assert event.payload["deleted"] is True
+
+
+def test_payload_values_are_json_like_api_responses(organization):
+    order_id = uuid.UUID("5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11")
+    partner_events.order_event_emit(
+        order_id=order_id,
+        organization_id=organization.id,
+        platform="partner_a",
+        event="order.delivered",
+        status="delivered",
+        external_ref="SO-9",
+        extra={"deliveredAt": T0, "driverId": order_id},
+    )
+    assert Event.objects.get(organization=organization).payload == {
+        "id": str(order_id),
+        "status": "delivered",
+        "externalRef": "SO-9",
+        "deliveredAt": "2030-03-04T10:15:30Z",
+        "driverId": str(order_id),
+    }
+
+
+def test_emit_returns_the_recorded_event(organization):
+    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    event = services.event_emit(
+        organization_id=organization.id,
+        family="partner",
+        event="order.created",
+        platform="partner_a",
+        payload={"id": "o-1"},
+    )
+    stored = Event.objects.get(pk=event.pk)
+    assert (stored.event_id, stored.name, stored.payload) == (
+        event.event_id,
+        "order.created",
+        {"id": "o-1"},
+    )
+    assert Delivery.objects.get(event=stored).url == "http://127.0.0.1:9/a"

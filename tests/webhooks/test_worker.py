@@ -175,3 +175,37 @@ def test_change_during_sending_is_not_lost(transactional_db, receiver):
     (request,) = receiver.wait_for(1)
     assert request.json["payload"]["polygon_name"] == "Changed while sending"
     assert Event.objects.filter(organization=organization).count() == 1
+
+
+def test_concurrent_changes_coalesce_into_one_open_event(transactional_db):
+    """Two transactions changing the same zone at once: one unsent event, the last payload."""
+    organization = make_organization()
+    make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
+    zone = make_zone(organization)
+    barrier = threading.Barrier(2)
+    errors: list[Exception] = []
+
+    def change(name: str) -> None:
+        try:
+            with transaction.atomic():
+                barrier.wait()
+                zone_copy = type(zone).objects.get(pk=zone.pk)
+                zone_copy.name = name
+                erp_events.polygon_updated_emit(zone=zone_copy)
+                time.sleep(0.2)
+        except Exception as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=change, args=(n,)) for n in ("First", "Second")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    event = Event.objects.get(organization=organization)
+    assert event.is_open
+    assert event.payload["polygon_name"] in ("First", "Second")
+    assert Delivery.objects.filter(event=event).count() == 1
