@@ -1,5 +1,5 @@
 # The verbs people use. `make run` and `make test` are the README's two commands.
-.PHONY: run test lint demo bench manage
+.PHONY: run test lint demo bench manage faults
 
 run:
 	scripts/run.sh
@@ -21,3 +21,9 @@ demo:
 
 manage:
 	.venv/bin/python manage.py $(ARGS)
+
+# Fault-injection tests (docs/faults.md): real gunicorn, Celery worker and beat against their own
+# throwaway PostgreSQL and Redis; the shared ones on 5432/6379 are never touched.
+faults:
+	scripts/bootstrap.sh dev
+	timeout 600 .venv/bin/pytest tests/faults -m faults -v $(ARGS)
