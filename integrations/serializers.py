@@ -30,6 +30,7 @@ from integrations.models import (
 )
 
 EXTERNAL_REF_PATTERN = re.compile(r"^[A-Za-z0-9\-_.:/#]+$")
+DATE_PATTERN = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 MAX_WEIGHT_KG = 100_000
 MAX_COD_AMOUNT = Decimal("9999999999.99")
 MAX_PAGE_SIZE = 100
@@ -187,7 +188,7 @@ class PhoneText(StrictCharField):
 class ExternalRefText(StrictCharField):
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
-        if not EXTERNAL_REF_PATTERN.match(value):
+        if not EXTERNAL_REF_PATTERN.fullmatch(value):
             raise serializers.ValidationError(
                 "externalRef may contain only letters, digits and -_.:/#"
             )
@@ -384,11 +385,13 @@ class DeliveryWindowsQuery(serializers.Serializer):
         elif not zone and not address:
             problems.append("zone or address query parameter is required")
         day = None
+        text_date = attrs.get("date") or ""
         try:
-            day = date.fromisoformat(attrs.get("date") or "")
+            # Only the calendar form: fromisoformat would also take `20300106` or `2030-W01-1`.
+            if not DATE_PATTERN.fullmatch(text_date):
+                raise ValueError(text_date)
+            day = date.fromisoformat(text_date)
         except ValueError:
-            problems.append(self.DATE_MESSAGE)
-        if day is not None and len(attrs["date"]) != len("YYYY-MM-DD"):
             problems.append(self.DATE_MESSAGE)
         if problems:
             raise serializers.ValidationError(problems)

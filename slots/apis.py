@@ -37,6 +37,19 @@ _ZONE_PARAMETERS = [
 ]
 
 
+def _availability(request, zone_query, first, last) -> selectors.ZoneAvailability:
+    organization_id = request.auth.organization_id
+    zone_id = selectors.availability_zone_id(
+        organization_id=organization_id,
+        zone_id=zone_query.zone_id,
+        lat=zone_query.lat,
+        lng=zone_query.lng,
+    )
+    return selectors.availability_get(
+        organization_id=organization_id, zone_id=zone_id, first=first, last=last
+    )
+
+
 class BulkAvailabilityApi(ApiKeyApiView):
     @extend_schema(
         tags=PUBLIC,
@@ -55,19 +68,13 @@ class BulkAvailabilityApi(ApiKeyApiView):
         serializer = BulkAvailabilityQueryInput(data=request.query_params)
         serializer.is_valid(raise_exception=True)
         query = serializer.validated_data
-        zone = selectors.availability_zone_get(
-            organization_id=request.auth.organization_id,
-            zone_id=query.zone.zone_id,
-            lat=query.zone.lat,
-            lng=query.zone.lng,
-        )
-        days = selectors.zone_availability(zone=zone, first=query.start_date, last=query.end_date)
+        availability = _availability(request, query.zone, query.start_date, query.end_date)
         day_output = DayAvailabilityOutput()
         return Response(
             {
-                "polygonId": str(zone.id),
-                "polygonName": zone.name,
-                "dates": [day_output.to_representation(day) for day in days],
+                "polygonId": str(availability.zone.id),
+                "polygonName": availability.zone.name,
+                "dates": [day_output.to_representation(day) for day in availability.days],
             }
         )
 
@@ -83,18 +90,13 @@ class DayAvailabilityApi(ApiKeyApiView):
         serializer = DayAvailabilityQueryInput(data=request.query_params)
         serializer.is_valid(raise_exception=True)
         query = serializer.validated_data
-        zone = selectors.availability_zone_get(
-            organization_id=request.auth.organization_id,
-            zone_id=query.zone.zone_id,
-            lat=query.zone.lat,
-            lng=query.zone.lng,
-        )
-        (day,) = selectors.zone_availability(zone=zone, first=query.date, last=query.date)
+        availability = _availability(request, query.zone, query.date, query.date)
+        (day,) = availability.days
         entry = SlotAvailabilityOutput()
         return Response(
             {
-                "polygonId": str(zone.id),
-                "polygonName": zone.name,
+                "polygonId": str(availability.zone.id),
+                "polygonName": availability.zone.name,
                 "date": day.date.isoformat(),
                 "slots": [entry.to_representation(slot) for slot in day.slots],
             }

@@ -6,6 +6,7 @@ summer in Europe/Berlin. A wall time that does not exist (the hour skipped in sp
 forward by the gap, as a clock would show it.
 """
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
@@ -116,6 +117,38 @@ def occurrence(
         window_start=window_start,
         window_end=window_end,
         cutoff_at=cutoff_at,
+    )
+
+
+def utc_timestamp(moment: datetime) -> str:
+    """ISO 8601 in UTC with `Z`, as DRF writes timestamps (`2030-01-06T05:00:00Z`)."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+@functools.lru_cache(maxsize=65_536)
+def occurrence_cached(
+    day: date, start_time: time, duration_minutes: int, cutoff_minutes: int, tz_name: str
+) -> Occurrence:
+    """`occurrence` memoized: a pure function of its arguments, and availability asks for
+    the same slots over and over (a few hundred a day per zone)."""
+    return occurrence(
+        day=day,
+        start_time=start_time,
+        duration_minutes=duration_minutes,
+        cutoff_minutes=cutoff_minutes,
+        tz=zone_tz(tz_name),
+    )
+
+
+@functools.lru_cache(maxsize=65_536)
+def occurrence_texts(slot: Occurrence) -> tuple[str, str, str, str, int]:
+    """(date, deliveryWindowStart, deliveryWindowEnd, cutoffAt, dayOfWeek) as rendered."""
+    return (
+        slot.date.isoformat(),
+        slot.window_start.isoformat(),
+        slot.window_end.isoformat(),
+        utc_timestamp(slot.cutoff_at),
+        slot.day_of_week,
     )
 
 

@@ -1,20 +1,23 @@
 """Reads on slots: templates, availability and the `erp.slots.updated` payload (decisions §6).
 
 Every function takes the organization (or a zone already scoped to it). Availability costs a
-fixed number of queries whatever the number of days, templates and orders: one for the
-templates of the zone, one for the booking counters of the range (`SlotDay`, one row per
+fixed number of queries whatever the number of days, templates and orders: the zone, then one
+for the zone's templates with their booking counters of the range (`SlotDay`, one row per
 template and date, so the orders themselves are never counted row by row).
 """
 
+import json
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 
+from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from slots.errors import NoSlotZoneForPoint, SlotNotFound
-from slots.models import SlotBooking, SlotDay, SlotTemplate
+from slots.models import SlotBooking, SlotDay, SlotTemplate, vehicle_capacity_total
 from slots.occurrences import (
     Occurrence,
     dates_between,
@@ -22,6 +25,7 @@ from slots.occurrences import (
     hh_mm,
     minutes_of,
     occurrence,
+    occurrence_cached,
     zone_tz,
 )
 from tenants.selectors import parse_uuid
@@ -78,37 +82,40 @@ def template_occurrence(
 # ----- availability -----
 
 
-def availability_zone_get(
-    *,
-    organization_id,
-    zone_id: str | None = None,
-    lat: float | None = None,
-    lng: float | None = None,
-) -> Zone:
-    """The zone availability is asked for (decisions §6).
+@dataclass(frozen=True, slots=True)
+class ZoneFacts:
+    """The zone fields availability shows and needs."""
 
-    `zone_id` wins when given: the organization's zone of purpose `slot` or `both` (404 `Zone
-    not found` otherwise). Else the smallest enabled slot zone containing (lat, lng) (404 `No
-    active zones found for the given coordinates` when there is none).
-    """
-    if zone_id is not None:
-        zone = zone_selectors.zone_get(organization_id=organization_id, zone_id=zone_id)
-        if zone.purpose not in SLOT_PURPOSES:
-            raise ZoneNotFound()
-        return zone
-    zone = zone_selectors.zone_containing_point(
-        organization_id=organization_id, lat=lat, lng=lng, purposes=SLOT_PURPOSES
-    )
-    if zone is None:
-        raise NoSlotZoneForPoint()
-    return zone
+    id: uuid.UUID
+    name: str
+    purpose: str
+    enabled: bool
+    timezone: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class TemplateFacts:
+    """What availability needs of a template, computed once per request (not per date)."""
+
+    id: uuid.UUID
+    day_of_week: int
+    start_time: time
+    duration_minutes: int
+    cutoff_minutes: int
+    vehicle_capacity: list
+    capacity: int
+    id_text: str
+    start_text: str
+    end_text: str
+    #: booked count by date, for the dates asked
+    booked_by_date: dict
+
+
+@dataclass(frozen=True, slots=True)
 class SlotAvailability:
     """One entry of the interface's "Slot availability entry"."""
 
-    template: SlotTemplate
+    template: TemplateFacts
     occurrence: Occurrence
     capacity: int
     booked: int
@@ -120,76 +127,158 @@ class SlotAvailability:
         return max(0, self.capacity - self.booked)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DayAvailability:
     date: date
     slots: list[SlotAvailability]
 
 
-def _live_templates(zone: Zone) -> list[SlotTemplate]:
-    return list(
-        SlotTemplate.objects.filter(zone_id=zone.id, deleted_at=None)
-        .only(
-            "id",
-            "zone_id",
-            "day_of_week",
-            "start_time",
-            "duration_minutes",
-            "cutoff_minutes",
-            "vehicle_capacity",
-        )
-        .order_by("start_time", "duration_minutes", "id")
+@dataclass(frozen=True, slots=True)
+class ZoneAvailability:
+    zone: ZoneFacts
+    days: list[DayAvailability]
+
+
+def _calendar_sql() -> str:
+    zone, template, day = Zone._meta.db_table, SlotTemplate._meta.db_table, SlotDay._meta.db_table
+    # One statement for the zone, its live templates and their booked counts of the range: a
+    # correlated aggregate over the (template, date) counter rows, so its cost follows
+    # templates x days, never the number of orders.
+    return f"""
+        SELECT z.id, z.name, z.purpose, z.enabled, z.timezone,
+               t.id, t.day_of_week, t.start_time, t.duration_minutes, t.cutoff_minutes,
+               t.vehicle_capacity, b.dates, b.counts
+          FROM {zone} z
+          LEFT JOIN {template} t ON t.zone_id = z.id AND t.deleted_at IS NULL
+          LEFT JOIN LATERAL (
+                SELECT array_agg(d.date) AS dates, array_agg(d.booked) AS counts
+                  FROM {day} d
+                 WHERE d.template_id = t.id AND d.date BETWEEN %s AND %s
+               ) b ON true
+         WHERE z.organization_id = %s AND z.id = %s
+         ORDER BY t.start_time, t.duration_minutes, t.id
+    """  # noqa: S608 - table names come from the models, values are parameters
+
+
+def _slot_calendar(
+    *, organization_id, zone_id, first: date, last: date
+) -> tuple[ZoneFacts, list[TemplateFacts]]:
+    """The zone (of purpose `slot` or `both`, else 404 `Zone not found`) and its templates
+    ascending by start, with their booked counts from `first` to `last`. One query.
+
+    Raw SQL on purpose: this is the hottest read of the service, and the ORM's query building
+    cost as much as the query itself (BENCH.md target: half the rate of a primary-key read).
+    """
+    parsed = parse_uuid(zone_id)
+    if parsed is None:
+        raise ZoneNotFound()
+    with connection.cursor() as cursor:
+        cursor.execute(_calendar_sql(), [first, last, str(organization_id), parsed])
+        rows = cursor.fetchall()
+    if not rows or rows[0][2] not in SLOT_PURPOSES:
+        raise ZoneNotFound()
+    zone_id, name, purpose, enabled, timezone_name = rows[0][:5]
+    zone = ZoneFacts(
+        id=zone_id, name=name, purpose=purpose, enabled=enabled, timezone=timezone_name
     )
+    templates = []
+    for row in rows:
+        template_id, weekday, start, duration, cutoff, vehicles, dates, counts = row[5:]
+        if template_id is None:
+            continue  # a zone without templates: the LEFT JOIN's one empty row
+        if isinstance(vehicles, str):  # Django reads jsonb as text, then decodes it
+            vehicles = json.loads(vehicles)
+        start_minutes = minutes_of(start)
+        templates.append(
+            TemplateFacts(
+                id=template_id,
+                day_of_week=weekday,
+                start_time=start,
+                duration_minutes=duration,
+                cutoff_minutes=cutoff,
+                vehicle_capacity=vehicles,
+                capacity=vehicle_capacity_total(vehicles),
+                id_text=str(template_id),
+                start_text=hh_mm(start_minutes),
+                end_text=hh_mm(start_minutes + duration),
+                booked_by_date=dict(zip(dates, counts, strict=True)) if dates else {},
+            )
+        )
+    return zone, templates
 
 
-def _booked_counts(templates: list[SlotTemplate], first: date, last: date) -> dict:
-    if not templates:
-        return {}
-    rows = SlotDay.objects.filter(
-        template_id__in=[template.id for template in templates], date__range=(first, last)
-    ).values_list("template_id", "date", "booked")
-    return {(template_id, day): booked for template_id, day, booked in rows}
+def availability_zone_id(
+    *,
+    organization_id,
+    zone_id: str | None = None,
+    lat: float | None = None,
+    lng: float | None = None,
+):
+    """The id of the zone availability is asked for (decisions §6): `zone_id` when given (it
+    wins over lat/lng; `availability_get` checks it), else the smallest enabled slot zone
+    containing (lat, lng), found in the in-memory zone index (404 `No active zones found for
+    the given coordinates` when there is none)."""
+    if zone_id is not None:
+        return zone_id
+    zone = zone_selectors.zone_containing_point(
+        organization_id=organization_id, lat=lat, lng=lng, purposes=SLOT_PURPOSES
+    )
+    if zone is None:
+        raise NoSlotZoneForPoint()
+    return zone.id
+
+
+def availability_get(
+    *, organization_id, zone_id, first: date, last: date, now: datetime | None = None
+) -> ZoneAvailability:
+    """Every date from `first` to `last` (both included) with its slots ascending by start,
+    for the organization's slot zone `zone_id` (404 `Zone not found` for an unknown zone,
+    another organization's, or one of purpose `dispatch`).
+
+    Capacity rules 1-4; `bookable` when something is available, the cutoff is in the future
+    and the zone is enabled (decisions §6). One query, whatever the range and the bookings.
+    """
+    now = now or timezone.now()
+    zone, templates = _slot_calendar(
+        organization_id=organization_id, zone_id=zone_id, first=first, last=last
+    )
+    by_weekday: dict[int, list[TemplateFacts]] = defaultdict(list)
+    for template in templates:
+        by_weekday[template.day_of_week].append(template)
+    days = []
+    for day in dates_between(first, last):
+        entries = []
+        for template in by_weekday.get(day_of_week(day), ()):
+            slot = occurrence_cached(
+                day,
+                template.start_time,
+                template.duration_minutes,
+                template.cutoff_minutes,
+                zone.timezone,
+            )
+            count = template.booked_by_date.get(day, 0)
+            entries.append(
+                SlotAvailability(
+                    template=template,
+                    occurrence=slot,
+                    capacity=template.capacity,
+                    booked=count,
+                    bookable=template.capacity - count > 0
+                    and slot.cutoff_at > now
+                    and zone.enabled,
+                )
+            )
+        days.append(DayAvailability(date=day, slots=entries))
+    return ZoneAvailability(zone=zone, days=days)
 
 
 def zone_availability(
     *, zone: Zone, first: date, last: date, now: datetime | None = None
 ) -> list[DayAvailability]:
-    """Every date from `first` to `last` (both included) with its slots ascending by start.
-
-    Capacity rules 1-4; `bookable` when something is available, the cutoff is in the future
-    and the zone is enabled (decisions §6). Two queries, whatever the range and the bookings.
-    """
-    now = now or timezone.now()
-    templates = _live_templates(zone)
-    booked = _booked_counts(templates, first, last)
-    by_weekday: dict[int, list[SlotTemplate]] = defaultdict(list)
-    for template in templates:
-        by_weekday[template.day_of_week].append(template)
-    tz = zone_tz(zone.timezone)
-    days = []
-    for day in dates_between(first, last):
-        entries = []
-        for template in by_weekday.get(day_of_week(day), ()):
-            slot = occurrence(
-                day=day,
-                start_time=template.start_time,
-                duration_minutes=template.duration_minutes,
-                cutoff_minutes=template.cutoff_minutes,
-                tz=tz,
-            )
-            capacity = template.capacity
-            count = booked.get((template.id, day), 0)
-            entries.append(
-                SlotAvailability(
-                    template=template,
-                    occurrence=slot,
-                    capacity=capacity,
-                    booked=count,
-                    bookable=capacity - count > 0 and slot.cutoff_at > now and zone.enabled,
-                )
-            )
-        days.append(DayAvailability(date=day, slots=entries))
-    return days
+    """`availability_get` for a zone at hand."""
+    return availability_get(
+        organization_id=zone.organization_id, zone_id=zone.id, first=first, last=last, now=now
+    ).days
 
 
 def zone_today(*, zone: Zone, now: datetime | None = None) -> date:

@@ -12,7 +12,7 @@ from rest_framework.settings import api_settings
 
 from delivery.fields import StrictCharField
 from slots.models import SlotPolicy, SlotTemplate
-from slots.occurrences import parse_hh_mm
+from slots.occurrences import DAY_ABBREVIATIONS, occurrence_texts, parse_hh_mm
 from slots.selectors import DayAvailability, SlotAvailability, template_times
 from tenants.selectors import parse_uuid
 
@@ -341,24 +341,26 @@ class SlotAvailabilityOutput(serializers.Serializer):
     vehicleCapacity = VehicleCapacityItem(many=True)
 
     def to_representation(self, instance: SlotAvailability) -> dict:
-        # Written out by hand: a 31-day range renders hundreds of entries per request.
-        slot = instance.occurrence
+        # Written out by hand from facts computed once per template and texts memoized per
+        # slot: a 31-day range renders hundreds of entries per request.
+        template = instance.template
+        day, start, end, cutoff, weekday = occurrence_texts(instance.occurrence)
         return {
-            "templateId": str(instance.template.id),
-            "label": slot.label,
-            "date": slot.date.isoformat(),
-            "dayOfWeek": slot.day_of_week,
-            "startTime": slot.start_time,
-            "endTime": slot.end_time,
-            "durationMinutes": slot.duration_minutes,
-            "deliveryWindowStart": slot.window_start.isoformat(),
-            "deliveryWindowEnd": slot.window_end.isoformat(),
-            "cutoffAt": _TIMESTAMP.to_representation(slot.cutoff_at),
+            "templateId": template.id_text,
+            "label": f"{DAY_ABBREVIATIONS[weekday]} {template.start_text}-{template.end_text}",
+            "date": day,
+            "dayOfWeek": weekday,
+            "startTime": template.start_text,
+            "endTime": template.end_text,
+            "durationMinutes": template.duration_minutes,
+            "deliveryWindowStart": start,
+            "deliveryWindowEnd": end,
+            "cutoffAt": cutoff,
             "capacity": instance.capacity,
             "booked": instance.booked,
             "available": instance.available,
             "bookable": instance.bookable,
-            "vehicleCapacity": instance.template.vehicle_capacity,
+            "vehicleCapacity": template.vehicle_capacity,
         }
 
 

@@ -402,7 +402,8 @@ def slot_book(*, order, template: SlotTemplate, day: date) -> SlotBooked:
     """Books `template` on `day` for a new `order` (capacity rules 1-5), in the caller's
     transaction, and emits `erp.slot.booked`. 400 `Delivery slot is full` at capacity (the
     caller's transaction is then rolled back, order included)."""
-    with transaction.atomic():
+    # No savepoint of its own: a refusal rolls the caller's transaction back, order included.
+    with transaction.atomic(savepoint=False):
         booking = SlotBooking.objects.create(
             organization_id=order.organization_id,
             order=order,
@@ -438,7 +439,7 @@ def slot_booking_move(*, order, template: SlotTemplate, day: date) -> SlotBookin
     the old slot and taking the new one in the caller's transaction (decisions §5). The caller
     holds the order row's lock. 400 `Delivery slot is full` when the new slot is full.
     Emits `erp.slots.updated` for the zones whose availability changed."""
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         booking = SlotBooking.objects.select_for_update().filter(order_id=order.pk).first()
         old_key = None
         if booking is not None and booking.is_active:
@@ -472,7 +473,7 @@ def slot_booking_release(*, order) -> None:
     """Frees the order's slot (it was cancelled or failed: capacity rule 3), in the caller's
     transaction, and emits `erp.slots.updated` for its zone. Releasing an order with no active
     booking does nothing, so calling it twice is safe."""
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         booking = (
             SlotBooking.objects.select_for_update()
             .filter(order_id=order.pk, released_at=None)

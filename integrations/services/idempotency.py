@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from integrations.errors import IdempotencyKeyInProgress, IdempotencyKeyReused
@@ -56,6 +56,27 @@ def request_fingerprint(*, method: str, path: str, body: Any) -> str:
     return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()
 
 
+_INSERT_CLAIM = (
+    "INSERT INTO {table} (api_key_id, key, request_hash, status, claim_token, locked_at, "
+    "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (api_key_id, key) DO NOTHING RETURNING id"
+)
+
+
+def _insert_claim(*, api_key_id, key: str, fingerprint: str, now) -> Claim | None:
+    """One statement, no transaction of its own, no error when the key is taken: the unique
+    constraint decides who claims it (an ORM `create` would need BEGIN, a savepoint and an
+    IntegrityError round trip for the same answer)."""
+    token = uuid.uuid4()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _INSERT_CLAIM.format(table=connection.ops.quote_name(IdempotencyKey._meta.db_table)),
+            [api_key_id, key, fingerprint, IdempotencyStatus.IN_PROGRESS, token, now, now],
+        )
+        row = cursor.fetchone()
+    return Claim(id=row[0], token=token) if row else None
+
+
 def idempotency_claim(*, api_key_id, key: str, fingerprint: str) -> Claim | StoredResponse:
     """Claims `key` for this request, or answers what the earlier request with it decided.
 
@@ -64,18 +85,9 @@ def idempotency_claim(*, api_key_id, key: str, fingerprint: str) -> Claim | Stor
     """
     for _ in range(_CLAIM_ATTEMPTS):
         now = timezone.now()
-        try:
-            with transaction.atomic():
-                row = IdempotencyKey.objects.create(
-                    api_key_id=api_key_id,
-                    key=key,
-                    request_hash=fingerprint,
-                    locked_at=now,
-                    created_at=now,
-                )
-            return Claim(id=row.id, token=row.claim_token)
-        except IntegrityError:
-            pass
+        claim = _insert_claim(api_key_id=api_key_id, key=key, fingerprint=fingerprint, now=now)
+        if claim is not None:
+            return claim
         existing = IdempotencyKey.objects.filter(api_key_id=api_key_id, key=key).first()
         if existing is None:
             continue  # released or expired meanwhile: claim it again

@@ -385,6 +385,14 @@ def test_counts_cost_one_query_whatever_the_number_of_zones(client, organization
             "date query parameter is required (format: YYYY-MM-DD)",
         ),
         (
+            {"zone": "Mitte", "date": "20300106"},
+            "date query parameter is required (format: YYYY-MM-DD)",
+        ),
+        (
+            {"zone": "Mitte", "date": "2030-W01-1"},
+            "date query parameter is required (format: YYYY-MM-DD)",
+        ),
+        (
             {"zone": "Mitte", "address": "52.52,13.40", "date": DELIVERY_DAY},
             "Provide either zone or address, not both",
         ),
