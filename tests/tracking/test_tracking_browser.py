@@ -58,7 +58,7 @@ def _apt_get(*args: str, timeout: int) -> subprocess.CompletedProcess:
 
 
 def _install_chromium() -> str:
-    """Installs Debian's chromium package; returns why not when it cannot."""
+    """Installs Debian's chromium package; returns what went wrong when CHROMIUM is still absent."""
     if shutil.which("apt-get") is None:
         return "apt-get is not available"
     if os.geteuid() != 0:
@@ -71,7 +71,7 @@ def _install_chromium() -> str:
     if result.returncode != 0:
         last_lines = " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
         return f"apt-get install -y chromium failed: {last_lines}"
-    return ""
+    return f"apt-get installed the chromium package, but there is no {CHROMIUM}"
 
 
 @pytest.fixture(scope="session")
