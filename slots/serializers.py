@@ -76,6 +76,20 @@ class VehicleCapacityField(serializers.ListField):
         kwargs.setdefault("max_length", 50)
         super().__init__(**kwargs)
 
+    def run_child_validation(self, data):
+        # A fresh serializer per entry: in a PATCH the root serializer is partial, and DRF would
+        # let an entry miss its required fields (a KeyError below, a 500). An entry is always whole.
+        result, errors = [], {}
+        for index, item in enumerate(data):
+            entry = VehicleCapacityItem(data=item)
+            if entry.is_valid():
+                result.append(entry.validated_data)
+            else:
+                errors[index] = entry.errors
+        if errors:
+            raise serializers.ValidationError(errors)
+        return result
+
     def to_internal_value(self, data):
         items = super().to_internal_value(data)
         return [

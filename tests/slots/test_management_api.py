@@ -333,6 +333,21 @@ def test_patch_validation(client, base, zone):
     )
 
 
+def test_patch_with_an_incomplete_vehicle_entry_is_400(client, base, zone):
+    """Found by schemathesis: a PATCH made the entries partial too; a missing field was a 500."""
+    template = make_template(zone)
+    response = client.patch(
+        f"{base}/slot-templates/{template.id}",
+        {"vehicleCapacity": [{"count": 1, "maxOrdersPerVehicle": 5}]},
+        format="json",
+    )
+    assert_error(response, 400, ["vehicleCapacity.vehicleType: This field is required."])
+    template.refresh_from_db()
+    assert template.vehicle_capacity == [
+        {"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 10}
+    ]
+
+
 @pytest.mark.parametrize(
     "template_id", ["seedling", "00000000-0000-4000-8000-000000000000", "FOREIGN"]
 )
