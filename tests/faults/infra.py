@@ -1,0 +1,471 @@
+"""Real processes for the fault tests: a throwaway PostgreSQL cluster and Redis of their own, the
+service as in production (gunicorn, Celery worker, beat) and a local webhook receiver.
+
+Nothing here touches the shared PostgreSQL (5432) or Redis (6379): every instance listens on a
+free port of its own and lives in a temporary directory. Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import psycopg
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = ROOT / ".venv" / "bin"
+LOG_DIR = ROOT / "var" / "faults"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate, *, timeout: float, interval: float = 0.1, what: str = "condition"):
+    """Polls `predicate` until it returns something truthy; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _stop_group(process: subprocess.Popen, *, sig=signal.SIGTERM, timeout: float = 15) -> None:
+    """Stops a process started with its own session, and everything it forked."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, sig)
+    except ProcessLookupError:
+        return
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+# --- PostgreSQL --------------------------------------------------------------------------------
+
+
+def _pg_bin(name: str) -> str:
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    if not candidates:
+        raise RuntimeError(f"PostgreSQL server binaries not found ({name})")
+    return candidates[-1]
+
+
+def _as_postgres(*command: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    return subprocess.run(
+        [*prefix, *command], check=True, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@dataclass
+class ThrowawayPostgres:
+    """A PostgreSQL cluster in a temporary directory on a free port, trust auth, no fsync."""
+
+    port: int = field(default_factory=free_port)
+    directory: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="faults-pg-")))
+
+    @property
+    def data(self) -> Path:
+        return self.directory / "data"
+
+    def url(self, database: str) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
+
+    def create(self) -> None:
+        if os.geteuid() == 0:
+            shutil.chown(self.directory, "postgres", "postgres")
+        _as_postgres(
+            _pg_bin("initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+        )
+        self.start()
+
+    def start(self) -> None:
+        options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.directory} "
+            "-c fsync=off -c full_page_writes=off -c max_connections=200"
+        )
+        _as_postgres(
+            _pg_bin("pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.directory / "server.log"),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "30",
+            "start",
+        )
+
+    def stop(self, mode: str = "fast") -> None:
+        _as_postgres(_pg_bin("pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "-t", "30", "stop")
+
+    def is_running(self) -> bool:
+        return (self.data / "postmaster.pid").exists()
+
+    def destroy(self) -> None:
+        if self.is_running():
+            try:
+                self.stop("immediate")
+            except subprocess.SubprocessError:
+                pid = int((self.data / "postmaster.pid").read_text().split()[0])
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def connect(self, database: str) -> psycopg.Connection:
+        return psycopg.connect(self.url(database), autocommit=True, connect_timeout=5)
+
+    def execute(self, database: str, sql: str, params=None) -> list[tuple]:
+        with self.connect(database) as conn, conn.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall() if cursor.description else []
+
+
+# --- Redis -------------------------------------------------------------------------------------
+
+
+@dataclass
+class ThrowawayRedis:
+    """A redis-server on a free port, nothing persisted: a restart comes back empty."""
+
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        wait_until(lambda: _port_open(self.port), timeout=10, what="redis-server to listen")
+
+    def stop(self) -> None:
+        """SIGTERM: redis-server shuts down at once (nothing to save)."""
+        if self.process is not None:
+            _stop_group(self.process)
+            self.process = None
+        wait_until(lambda: not _port_open(self.port), timeout=10, what="redis-server to stop")
+
+
+# --- The service under test --------------------------------------------------------------------
+
+
+@dataclass
+class Service:
+    """gunicorn, Celery worker and beat started as in production (bench/harness.py, run.sh)."""
+
+    name: str
+    database_url: str
+    redis_url: str
+    extra_env: dict = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="faults-svc-")))
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {
+            **os.environ,
+            "DEBUG": "true",
+            "DATABASE_URL": self.database_url,
+            "REDIS_URL": self.redis_url,
+            "WEBHOOK_ALLOW_PRIVATE_URLS": "true",
+            "BIND": f"127.0.0.1:{self.port}",
+            "WEB_CONCURRENCY": "2",
+            "LOG_LEVEL": "INFO",
+            "LOG_FORMAT": "plain",
+            "PYTHONUNBUFFERED": "1",
+        }
+        env.update(self.extra_env)
+        return env
+
+    def log_path(self, role: str) -> Path:
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
+        return LOG_DIR / f"{self.name}-{role}.log"
+
+    def _spawn(self, role: str, command: list[str]) -> subprocess.Popen:
+        log = open(self.log_path(role), "ab")  # noqa: SIM115 - the child keeps it open
+        try:
+            process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        finally:
+            log.close()
+        self.processes[role] = process
+        return process
+
+    def start_web(self) -> None:
+        self._spawn(
+            "web",
+            [str(VENV_BIN / "gunicorn"), "delivery.wsgi:application", "-c", "gunicorn.conf.py"],
+        )
+        wait_until(self.ready, timeout=60, interval=0.3, what="gunicorn to answer /readyz")
+
+    def start_worker(self, concurrency: int = 8) -> None:
+        celery = str(VENV_BIN / "celery")
+        worker = [
+            celery,
+            "-A",
+            "delivery.celery:app",
+            "worker",
+            "--loglevel=INFO",
+            "--pool=threads",
+            f"--concurrency={concurrency}",
+            "--without-gossip",
+            "--without-mingle",
+            "-n",
+            f"{self.name}-{time.monotonic_ns()}@faults",
+        ]
+        self._spawn("worker", worker)
+        wait_until(
+            lambda: "ready." in self.log("worker"), timeout=60, what="the Celery worker to be ready"
+        )
+
+    def start_beat(self) -> None:
+        beat = [
+            str(VENV_BIN / "celery"),
+            "-A",
+            "delivery.celery:app",
+            "beat",
+            "--loglevel=INFO",
+            "--schedule",
+            str(self.workdir / "beat-schedule"),
+        ]
+        self._spawn("beat", beat)
+
+    def start(self, *, worker_concurrency: int = 8) -> None:
+        self.start_web()
+        self.start_worker(worker_concurrency)
+        self.start_beat()
+
+    def kill(self, role: str) -> None:
+        """SIGKILL, no shutdown of any kind (as the OOM killer would)."""
+        process = self.processes.pop(role)
+        _stop_group(process, sig=signal.SIGKILL)
+
+    def stop(self) -> None:
+        for role in list(self.processes):
+            _stop_group(self.processes.pop(role))
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def log(self, role: str) -> str:
+        path = self.log_path(role)
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def ready(self) -> bool:
+        try:
+            return requests.get(f"{self.base_url}/readyz", timeout=2).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def manage(self, *args: str, timeout: float = 120) -> str:
+        result = subprocess.run(
+            [str(VENV_BIN / "python"), "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if result.returncode:
+            raise RuntimeError(f"manage.py {args[0]} failed:\n{result.stderr[-3000:]}")
+        return result.stdout
+
+
+# --- Seeding -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tenant:
+    organization_id: str
+    api_key: str
+
+
+def seed_tenants(service: Service, webhook_urls: list[str]) -> list[Tenant]:
+    """One organization per URL, each with a zone and a partner_a key sending there."""
+    output = service.manage(
+        "shell", "-c", f"from tests.faults.seed import main; main({json.dumps(webhook_urls)})"
+    )
+    line = next(line for line in output.splitlines() if line.startswith("SEED "))
+    return [Tenant(**item) for item in json.loads(line.removeprefix("SEED "))]
+
+
+def order_body(ref: str) -> dict:
+    return {
+        "externalRef": ref,
+        "pickupAddress": "Warehouse, Storkower Str. 1, Berlin",
+        "pickupLat": 52.53,
+        "pickupLng": 13.45,
+        "dropoffAddress": "Alexanderplatz 1, Berlin",
+        "dropoffLat": 52.52,
+        "dropoffLng": 13.40,
+        "recipientName": "Ada Lovelace",
+        "recipientPhone": "+491701234567",
+        "packageSize": "small",
+    }
+
+
+def create_order(
+    service: Service, tenant: Tenant, ref: str, timeout: float = 15
+) -> requests.Response:
+    return requests.post(
+        f"{service.base_url}/api/integrations/partner-a/orders",
+        json=order_body(ref),
+        headers={"X-API-Key": tenant.api_key},
+        timeout=timeout,
+    )
+
+
+# --- The webhook receiver ----------------------------------------------------------------------
+
+
+@dataclass
+class Arrival:
+    path: str
+    event_id: str
+    external_ref: str
+    at: float
+
+
+class Receiver:
+    """A real HTTP server in a thread. `/ok/...` answers 200 at once (after `delay`);
+    `/hang/...` answers nothing until the test ends (or `hang_seconds`)."""
+
+    def __init__(self, delay: float = 0.0, hang_seconds: float = 120.0) -> None:
+        self.delay = delay
+        self.hang_seconds = hang_seconds
+        self.arrivals: list[Arrival] = []
+        self.lock = threading.Lock()
+        self.release = threading.Event()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                arrival = Arrival(
+                    path=self.path,
+                    event_id=body.get("id", ""),
+                    external_ref=body.get("payload", {}).get("externalRef", ""),
+                    at=time.time(),
+                )
+                with receiver.lock:
+                    receiver.arrivals.append(arrival)
+                if self.path.startswith("/hang"):
+                    receiver.release.wait(receiver.hang_seconds)
+                elif receiver.delay:
+                    time.sleep(receiver.delay)
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def received(self, prefix: str = "/") -> list[Arrival]:
+        with self.lock:
+            return [a for a in self.arrivals if a.path.startswith(prefix)]
+
+    def event_ids(self, prefix: str = "/") -> set[str]:
+        return {a.event_id for a in self.received(prefix)}
+
+
+def delivery_states(postgres: ThrowawayPostgres, database: str) -> dict[str, int]:
+    rows = postgres.execute(
+        database, "SELECT status, count(*) FROM webhooks_delivery GROUP BY status"
+    )
+    return dict(rows)
+
+
+def all_event_ids(postgres: ThrowawayPostgres, database: str, organization_id: str) -> set[str]:
+    rows = postgres.execute(
+        database,
+        "SELECT event_id FROM webhooks_event WHERE organization_id = %s AND family = 'partner'",
+        (organization_id,),
+    )
+    return {row[0] for row in rows}
