@@ -103,10 +103,11 @@ def order_insert(
         updated_at=now,
         **fields,
     )
-    with transaction.atomic():
+    # No savepoints (two round trips each, on every order creation): an error here leaves the
+    # caller's transaction only to be rolled back, which its own atomic block does.
+    with transaction.atomic(savepoint=False):
         try:
-            with transaction.atomic():
-                order.save(force_insert=True)
+            order.save(force_insert=True)
         except IntegrityError as exc:
             if _violated_constraint(exc) == _EXTERNAL_REF_CONSTRAINT:
                 raise DuplicateExternalRef(external_ref) from exc
