@@ -6,6 +6,7 @@ database; it never refuses a valid key.
 """
 
 import logging
+import time
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
@@ -70,8 +71,20 @@ def forget_on_commit(digest: str) -> None:
     transaction.on_commit(lambda: forget(digest))
 
 
+# Per process: when this process may next ask Redis for a key's lastUsedAt slot (time.time()),
+# so most requests make no Redis call for it at all.
+_next_claim_at: dict[str, float] = {}
+
+
 def claim_last_used_slot(key_id) -> bool:
-    """True at most once a minute per key: the caller then writes lastUsedAt."""
+    """True at most once a minute per key: the caller then writes lastUsedAt. Each process asks
+    Redis (which decides between processes) at most once a minute per key."""
+    now = time.time()
+    if _next_claim_at.get(str(key_id), 0.0) > now:
+        return False
+    if len(_next_claim_at) > 10_000:
+        _next_claim_at.clear()
+    _next_claim_at[str(key_id)] = now + LAST_USED_INTERVAL_SECONDS
     try:
         return bool(cache.add(f"apikey-used:{key_id}", 1, LAST_USED_INTERVAL_SECONDS))
     except (RedisError, OSError):
