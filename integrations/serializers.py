@@ -9,7 +9,6 @@ import re
 from datetime import date, datetime
 from decimal import Decimal
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -276,9 +275,9 @@ def _zone_tz(order: Order):
     return windows.zone_tz(order.zone.timezone) if order.zone_id else windows.zone_tz("UTC")
 
 
-@extend_schema_field(OpenApiTypes.DATETIME)
+@extend_schema_field({"type": "string", "format": "date-time", "nullable": True})
 class ZoneTimeField(serializers.Field):
-    """A window bound in the order's zone timezone, with its offset (`+02:00`)."""
+    """A window bound in the order's zone timezone, with its offset (`+02:00`); null without one."""
 
     def __init__(self, **kwargs):
         super().__init__(source="*", read_only=True, **kwargs)
@@ -515,13 +514,13 @@ class ManagedOrderOutput(serializers.Serializer):
     dropoffLng = serializers.FloatField(source="dropoff_lng", allow_null=True)
     recipientName = serializers.CharField(source="recipient_name")
     recipientPhone = serializers.CharField(source="recipient_phone")
-    packageSize = serializers.CharField(source="package_size")
+    packageSize = serializers.CharField(source="package_size", allow_null=True)
     weightKg = serializers.FloatField(source="weight_kg", allow_null=True)
-    temperatureClass = serializers.CharField(source="temperature_class")
-    deliveryMethod = serializers.CharField(source="delivery_method")
+    temperatureClass = serializers.CharField(source="temperature_class", allow_null=True)
+    deliveryMethod = serializers.CharField(source="delivery_method", allow_null=True)
     serviceType = serializers.CharField(source="service_type")
     codAmount = serializers.FloatField(source="cod_amount", allow_null=True)
-    expectedBarcode = serializers.CharField(source="expected_barcode")
+    expectedBarcode = serializers.CharField(source="expected_barcode", allow_null=True)
     notes = serializers.CharField()
     zoneId = serializers.UUIDField(source="zone_id", allow_null=True)
     zoneName = serializers.CharField(source="zone.name", allow_null=True, default=None)

@@ -38,6 +38,9 @@ class ApiKeyUpdateInput(serializers.Serializer):
 
 
 class _WebhookUrlField(serializers.CharField):
+    def __init__(self, **kwargs):
+        super().__init__(allow_null=True, **kwargs)
+
     def to_representation(self, value):
         return value or None
 
@@ -50,7 +53,7 @@ class ApiKeyListOutput(serializers.Serializer):
     webhookUrl = _WebhookUrlField(source="webhook_url")
     isActive = serializers.BooleanField(source="is_active")
     createdAt = serializers.DateTimeField(source="created_at")
-    lastUsedAt = serializers.DateTimeField(source="last_used_at")
+    lastUsedAt = serializers.DateTimeField(source="last_used_at", allow_null=True)
 
 
 class ApiKeyIssuedOutput(serializers.Serializer):

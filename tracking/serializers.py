@@ -20,8 +20,8 @@ class TrackingDriverOutput(serializers.Serializer):
 class TrackingOutput(serializers.Serializer):
     trackingToken = serializers.CharField(source="tracking_token")
     status = serializers.CharField()
-    deliveryWindowStart = serializers.DateTimeField(source="delivery_window_start")
-    deliveryWindowEnd = serializers.DateTimeField(source="delivery_window_end")
+    deliveryWindowStart = serializers.DateTimeField(source="delivery_window_start", allow_null=True)
+    deliveryWindowEnd = serializers.DateTimeField(source="delivery_window_end", allow_null=True)
     driver = TrackingDriverOutput(allow_null=True, help_text="null until a driver is assigned")
     events = TrackingEventOutput(
         source="status_events.all", many=True, help_text="Oldest first, creation first"
