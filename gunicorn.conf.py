@@ -9,3 +9,44 @@ worker_class = "sync"
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG") or None
 errorlog = "-"
+
+# Prometheus multiprocess mode (delivery/metrics.py): every worker writes its counters to files
+# in this directory and a scrape of any worker merges them. Set before the workers import
+# prometheus_client (they are forked after this file runs, and the app is not preloaded).
+# A Celery worker given the same directory adds its webhook attempt counters.
+metrics_dir = os.environ.setdefault(
+    "PROMETHEUS_MULTIPROC_DIR",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "var", "prometheus"),
+)
+
+
+def on_starting(server):
+    """Clears what processes of an earlier run left (their counts would add to ours); files of
+    processes still running (a Celery worker sharing the directory) are kept."""
+    os.makedirs(metrics_dir, exist_ok=True)
+    for name in os.listdir(metrics_dir):
+        if name.endswith(".db") and not _pid_alive(name):
+            os.remove(os.path.join(metrics_dir, name))
+
+
+def _pid_alive(file_name: str) -> bool:
+    try:
+        pid = int(file_name.rsplit("_", 1)[-1].removesuffix(".db"))
+    except ValueError:
+        return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def child_exit(server, worker):
+    # Imported here, in the master, only after the directory is set above.
+    from prometheus_client import multiprocess  # noqa: PLC0415
+
+    multiprocess.mark_process_dead(worker.pid)

@@ -58,6 +58,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so the latency it observes covers every other middleware.
+    "delivery.metrics.MetricsMiddleware",
     "delivery.middleware.RequestIdMiddleware",
     "delivery.middleware.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -232,6 +234,11 @@ CELERY_BEAT_SCHEDULE: dict = {
         "options": {"expires": 3600.0},
     },
 }
+
+# Prometheus metrics at /metrics (delivery/metrics.py). With a token, a scrape must send
+# `Authorization: Bearer <METRICS_TOKEN>`; without one, only loopback clients are answered.
+# Several processes share counters through PROMETHEUS_MULTIPROC_DIR (set in gunicorn.conf.py).
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 
 # Benchmark reference endpoints (BENCH.md) are served only when this is on.
 BENCH_ENDPOINTS = env.bool("BENCH_ENDPOINTS", default=False)

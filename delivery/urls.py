@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from delivery import health, reference_views
+from delivery import health, metrics, reference_views
 from delivery.routing import route
 
 api_patterns = [
@@ -26,6 +26,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     *route("healthz", health.healthz, name="healthz"),
     *route("readyz", health.readyz, name="readyz"),
+    *route("metrics", metrics.metrics_view, name="metrics"),
     path("api/", include(api_patterns)),
     path("", include("tracking.page_urls")),
 ]

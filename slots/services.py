@@ -19,6 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 from shapely.geometry import Point
 
+from delivery import metrics
 from delivery.errors import BadRequest, ValidationFailed
 from slots import selectors
 from slots.errors import (
@@ -375,8 +376,10 @@ def _slot_day_locked(*, template_id, day: date) -> SlotDay:
 def _take_place(counter: SlotDay, *, capacity: int) -> int:
     """One more booking on a locked counter; 400 `Delivery slot is full` at capacity."""
     if counter.booked >= capacity:
+        metrics.booking_refused("slot")
         raise SlotFull()
     SlotDay.objects.filter(pk=counter.pk).update(booked=F("booked") + 1, capacity=capacity)
+    metrics.booking_made("slot")
     counter.booked += 1
     counter.capacity = capacity
     return counter.booked

@@ -22,6 +22,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from urllib3.util import Timeout
 
+from delivery import metrics
 from delivery.encryption import decrypt_text
 from tenants.models import ApiKey
 from webhooks import services, signing, statements
@@ -215,9 +216,12 @@ def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) 
     status, next_attempt_at, delivered_at = DeliveryStatus.PENDING, None, None
     if outcome.succeeded:
         status, delivered_at = DeliveryStatus.DELIVERED, now
+        metrics.webhook_attempt_recorded("delivered")
     elif outcome.permanent or attempt_in_round >= len(services.retry_schedule()):
         status = DeliveryStatus.FAILED
+        metrics.webhook_attempt_recorded("failed")
     else:
+        metrics.webhook_attempt_recorded("retry")
         due = services.attempt_due_at(
             schedule_start=delivery.schedule_start, attempt_in_round=attempt_in_round + 1
         )

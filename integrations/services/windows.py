@@ -4,6 +4,7 @@ from datetime import datetime
 
 from django.db.models import F
 
+from delivery import metrics
 from integrations.errors import DeliveryWindowFull
 from integrations.models import DeliveryWindowLoad
 from zones.models import Zone
@@ -28,7 +29,9 @@ def window_book(*, zone: Zone, start: datetime, end: datetime) -> DeliveryWindow
         zone=zone, window_start=start, booked__lt=capacity
     ).update(booked=F("booked") + 1, capacity=capacity)
     if not updated:
+        metrics.booking_refused("window")
         raise DeliveryWindowFull()
+    metrics.booking_made("window")
     return DeliveryWindowLoad.objects.get(zone=zone, window_start=start)
 
 

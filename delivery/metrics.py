@@ -1,0 +1,163 @@
+"""Prometheus metrics at `/metrics`: HTTP traffic, bookings, webhook attempts, due deliveries.
+
+Several gunicorn workers (and a Celery worker) share one picture through prometheus_client's
+multiprocess mode: with `PROMETHEUS_MULTIPROC_DIR` set in a process's environment before it
+imports prometheus_client, its counters live in files of that directory, and a scrape of any
+worker merges every file. gunicorn.conf.py sets the directory and clears it on start. Without
+the variable (tests, `runserver`) the metrics stay in the process.
+
+The queue depth of due webhook deliveries is read from the database at scrape time, with one
+query on the partial index `webhook_delivery_due`.
+
+Access: with the `METRICS_TOKEN` setting, a scrape needs `Authorization: Bearer <token>`;
+without it, only loopback clients get an answer (403 otherwise).
+"""
+
+import hmac
+import ipaddress
+import logging
+import os
+import time
+
+from django.conf import settings
+from django.db import DatabaseError, transaction
+from django.http import HttpResponse
+from django.utils import timezone
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from webhooks.models import Delivery, DeliveryStatus
+
+logger = logging.getLogger(__name__)
+
+HTTP_REQUESTS = Counter(
+    "http_requests",
+    "HTTP requests by method, route (URL pattern) and status code",
+    ["method", "route", "status"],
+)
+HTTP_LATENCY = Histogram(
+    "http_request_duration_seconds",
+    "Time from the first middleware to the response, by method and route",
+    ["method", "route"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+BOOKINGS = Counter(
+    "bookings",
+    "Capacity bookings: kind slot (ERP slots) or window (partner windows); outcome booked "
+    "(committed) or full (refused at capacity)",
+    ["kind", "outcome"],
+)
+WEBHOOK_ATTEMPTS = Counter(
+    "webhook_attempts",
+    "Webhook delivery attempts by outcome: delivered, retry (failed, another attempt is "
+    "scheduled), failed (failed, no attempt left)",
+    ["outcome"],
+)
+
+UNMATCHED_ROUTE = "unmatched"
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+#: the Prometheus text format that generate_latest writes
+_TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def multiprocess_dir() -> str:
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+
+
+def booking_refused(kind: str) -> None:
+    BOOKINGS.labels(kind, "full").inc()
+
+
+def booking_made(kind: str) -> None:
+    """Counts a booking once its transaction commits (a rolled-back one never happened)."""
+    transaction.on_commit(BOOKINGS.labels(kind, "booked").inc)
+
+
+def webhook_attempt_recorded(outcome: str) -> None:
+    WEBHOOK_ATTEMPTS.labels(outcome).inc()
+
+
+def _route_of(request) -> str:
+    match = getattr(request, "resolver_match", None)
+    if match is None:
+        return UNMATCHED_ROUTE
+    # Both twins of a path (with and without the trailing slash) count as one route.
+    return "/" + match.route.rstrip("/")
+
+
+class MetricsMiddleware:
+    """Counts every request by method, URL pattern (never the raw path: ids would explode the
+    label space) and status, and observes its latency. A few microseconds per request."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        started = time.perf_counter()
+        response = self.get_response(request)
+        route = _route_of(request)
+        method = request.method if request.method in _METHODS else "other"
+        HTTP_LATENCY.labels(method, route).observe(time.perf_counter() - started)
+        HTTP_REQUESTS.labels(method, route, str(response.status_code)).inc()
+        return response
+
+
+class DueDeliveriesCollector:
+    """`webhook_deliveries_due`: pending deliveries whose next attempt is due, counted at scrape
+    time in one query on the partial index `webhook_delivery_due`."""
+
+    def collect(self):
+        gauge = GaugeMetricFamily(
+            "webhook_deliveries_due",
+            "Pending webhook deliveries whose next attempt is due now (the queue depth)",
+        )
+        try:
+            due = Delivery.objects.filter(
+                status=DeliveryStatus.PENDING, next_attempt_at__lte=timezone.now()
+            ).count()
+        except DatabaseError as error:
+            logger.error("metrics: due deliveries not counted: %s", error.__class__.__name__)
+            return
+        gauge.add_metric([], due)
+        yield gauge
+
+
+_DATABASE_REGISTRY = CollectorRegistry(auto_describe=False)
+_DATABASE_REGISTRY.register(DueDeliveriesCollector())
+
+
+def exposition() -> bytes:
+    directory = multiprocess_dir()
+    if directory:
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry, path=directory)
+    else:
+        registry = REGISTRY
+    return generate_latest(registry) + generate_latest(_DATABASE_REGISTRY)
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def metrics_view(request):
+    token = settings.METRICS_TOKEN
+    if token:
+        sent = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+            response = HttpResponse("Unauthorized\n", status=401, content_type="text/plain")
+            response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+            return response
+    elif not _is_loopback(request.META.get("REMOTE_ADDR", "")):
+        return HttpResponse(
+            "Forbidden: set METRICS_TOKEN to scrape from another host\n",
+            status=403,
+            content_type="text/plain",
+        )
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
+    return HttpResponse(exposition(), content_type=_TEXT_FORMAT)
