@@ -1,8 +1,13 @@
 """The error layer under /api/ (decisions §0, §1): one body for every error, request ids."""
 
+import json
+import logging
+
 import pytest
 from django.test import Client
 
+from delivery.log_format import JsonFormatter
+from delivery.middleware import RequestIdLogFilter
 from tenants import selectors
 from tests.conftest import assert_error
 
@@ -98,3 +103,44 @@ def test_unhandled_error_is_a_json_500_without_internals(client_with_secret, mon
 def test_invalid_utf8_in_path_is_a_json_404(client_with_secret):
     response = client_with_secret.get("/api/provisioning/organizations/%ff%fe/api-keys")
     assert_error(response, 404)
+
+
+def test_log_lines_carry_the_generated_request_id_when_the_client_sent_none(
+    client_with_secret, monkeypatch
+):
+    """The JSON log line of a failing request names the id the response carries (decisions §1)."""
+    lines: list[str] = []
+
+    class Capture(logging.Handler):
+        def emit(self, record):
+            lines.append(self.format(record))
+
+    handler = Capture()
+    handler.addFilter(RequestIdLogFilter())
+    handler.setFormatter(JsonFormatter())
+    middleware_logger = logging.getLogger("delivery.middleware")
+    middleware_logger.addHandler(handler)
+
+    def explode():
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(selectors, "organization_list_with_counts", explode)
+    try:
+        response = client_with_secret.get(ORGS)
+    finally:
+        middleware_logger.removeHandler(handler)
+
+    assert response.status_code == 500
+    request_id = response["X-Request-Id"]
+    assert len(request_id) == 32
+    entry = json.loads(lines[-1])
+    assert entry["requestId"] == request_id
+    assert entry["level"] == "ERROR"
+    assert entry["message"] == f"unhandled error on GET {ORGS}"
+    assert "RuntimeError: boom" in entry["exception"]
+
+
+def test_log_lines_outside_a_request_carry_a_dash():
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "background work", None, None)
+    RequestIdLogFilter().filter(record)
+    assert json.loads(JsonFormatter().format(record))["requestId"] == "-"
