@@ -13,7 +13,7 @@ errorlog = "-"
 # Prometheus multiprocess mode (delivery/metrics.py): every worker writes its counters to files
 # in this directory and a scrape of any worker merges them. Set before the workers import
 # prometheus_client (they are forked after this file runs, and the app is not preloaded).
-# A Celery worker given the same directory adds its webhook attempt counters.
+# (Webhook attempts, made by Celery workers, are counted in Redis instead.)
 metrics_dir = os.environ.setdefault(
     "PROMETHEUS_MULTIPROC_DIR",
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "var", "prometheus"),
@@ -22,7 +22,7 @@ metrics_dir = os.environ.setdefault(
 
 def on_starting(server):
     """Clears what processes of an earlier run left (their counts would add to ours); files of
-    processes still running (a Celery worker sharing the directory) are kept."""
+    processes still running (another gunicorn sharing the directory) are kept."""
     os.makedirs(metrics_dir, exist_ok=True)
     for name in os.listdir(metrics_dir):
         if name.endswith(".db") and not _pid_alive(name):

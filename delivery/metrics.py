@@ -6,25 +6,28 @@ imports prometheus_client, its counters live in files of that directory, and a s
 worker merges every file. gunicorn.conf.py sets the directory and clears it on start. Without
 the variable (tests, `runserver`) the metrics stay in the process.
 
-The queue depth of due webhook deliveries is read from the database at scrape time, with one
-query on the partial index `webhook_delivery_due`.
+Read at scrape time instead: the queue depth of due webhook deliveries (one query on the
+partial index `webhook_delivery_due`) and the webhook attempt counters, which Celery workers
+keep in Redis (they may run in other containers, whose files a scrape cannot read).
 
 Access: with the `METRICS_TOKEN` setting, a scrape needs `Authorization: Bearer <token>`;
 without it, only loopback clients get an answer (403 otherwise).
 """
 
+import functools
 import hmac
 import ipaddress
 import logging
 import os
 import time
 
+import redis
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from webhooks.models import Delivery, DeliveryStatus
@@ -48,12 +51,7 @@ BOOKINGS = Counter(
     "(committed) or full (refused at capacity)",
     ["kind", "outcome"],
 )
-WEBHOOK_ATTEMPTS = Counter(
-    "webhook_attempts",
-    "Webhook delivery attempts by outcome: delivered, retry (failed, another attempt is "
-    "scheduled), failed (failed, no attempt left)",
-    ["outcome"],
-)
+WEBHOOK_OUTCOMES = ("delivered", "retry", "failed")
 
 UNMATCHED_ROUTE = "unmatched"
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -74,8 +72,27 @@ def booking_made(kind: str) -> None:
     transaction.on_commit(BOOKINGS.labels(kind, "booked").inc)
 
 
+def _webhook_attempts_key() -> str:
+    return f"{settings.SERVICE_NAME}:metrics:webhook_attempts"
+
+
+@functools.lru_cache(maxsize=4)
+def _redis_for(url: str) -> redis.Redis:
+    """One connection pool per process and URL, made on first use (after gunicorn forked)."""
+    return redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
+
+
+def _redis() -> redis.Redis:
+    return _redis_for(settings.REDIS_URL)
+
+
 def webhook_attempt_recorded(outcome: str) -> None:
-    WEBHOOK_ATTEMPTS.labels(outcome).inc()
+    """Attempts are made by Celery workers, in other processes or containers than the web: the
+    counter lives in Redis (one HINCRBY per attempt) so every deployment sees all of them."""
+    try:
+        _redis().hincrby(_webhook_attempts_key(), outcome, 1)
+    except (redis.RedisError, OSError) as error:
+        logger.warning("metrics: webhook attempt not counted: %s", error.__class__.__name__)
 
 
 def _route_of(request) -> str:
@@ -123,8 +140,30 @@ class DueDeliveriesCollector:
         yield gauge
 
 
-_DATABASE_REGISTRY = CollectorRegistry(auto_describe=False)
-_DATABASE_REGISTRY.register(DueDeliveriesCollector())
+class WebhookAttemptsCollector:
+    """`webhook_attempts_total{outcome}`: read from Redis at scrape time (one HGETALL)."""
+
+    def collect(self):
+        try:
+            counts = _redis().hgetall(_webhook_attempts_key())
+        except (redis.RedisError, OSError) as error:
+            logger.error("metrics: webhook attempts not read: %s", error.__class__.__name__)
+            return
+        family = CounterMetricFamily(
+            "webhook_attempts",
+            "Webhook delivery attempts by outcome: delivered, retry (failed, another attempt "
+            "is scheduled), failed (failed, no attempt left)",
+            labels=["outcome"],
+        )
+        for outcome in WEBHOOK_OUTCOMES:
+            family.add_metric([outcome], int(counts.get(outcome.encode(), 0)))
+        yield family
+
+
+#: Collected at scrape time, in the scraping process: the same in any mode.
+_SCRAPE_TIME_REGISTRY = CollectorRegistry(auto_describe=False)
+_SCRAPE_TIME_REGISTRY.register(DueDeliveriesCollector())
+_SCRAPE_TIME_REGISTRY.register(WebhookAttemptsCollector())
 
 
 def exposition() -> bytes:
@@ -134,7 +173,7 @@ def exposition() -> bytes:
         MultiProcessCollector(registry, path=directory)
     else:
         registry = REGISTRY
-    return generate_latest(registry) + generate_latest(_DATABASE_REGISTRY)
+    return generate_latest(registry) + generate_latest(_SCRAPE_TIME_REGISTRY)
 
 
 def _is_loopback(address: str) -> bool:

@@ -17,7 +17,7 @@ from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from delivery.metrics import DueDeliveriesCollector
+from delivery.metrics import DueDeliveriesCollector, webhook_attempt_recorded
 from tests.conftest import make_api_key
 from tests.core.world import build_world, erp_order_body, next_weekday, partner_order_body
 from tests.webhooks.conftest import Receiver
@@ -217,6 +217,15 @@ def test_webhook_attempts_are_counted_by_outcome(organization, httpserver, setti
     for outcome in ("retry", "failed", "delivered"):
         counted = value(after, "webhook_attempts_total", outcome=outcome)
         assert counted - value(before, "webhook_attempts_total", outcome=outcome) == 1, outcome
+
+
+def test_redis_down_neither_breaks_a_scrape_nor_a_webhook_attempt(settings, caplog):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    webhook_attempt_recorded("delivered")  # logs, does not raise
+    text = scrape()
+    assert "webhook_attempts_total" not in text
+    assert value(text, "webhook_deliveries_due") == 0
+    assert "webhook attempt not counted: ConnectionError" in caplog.text
 
 
 def _pids_with_files(directory: Path) -> set[str]:
