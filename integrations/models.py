@@ -135,8 +135,10 @@ class Order(models.Model):
     expected_barcode = models.CharField(max_length=200, blank=True, default="")
     notes = models.TextField(blank=True, default="")
 
+    # PROTECT: a zone with orders (history included) is never deleted under them; the
+    # management API answers 409 `Zone ... is in use` and suggests disabling it instead.
     zone = models.ForeignKey(
-        Zone, on_delete=models.SET_NULL, null=True, blank=True, related_name="orders"
+        Zone, on_delete=models.PROTECT, null=True, blank=True, related_name="orders"
     )
     delivery_window_start = models.DateTimeField(null=True, blank=True)
     delivery_window_end = models.DateTimeField(null=True, blank=True)

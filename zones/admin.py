@@ -24,7 +24,7 @@ from tenants.models import Organization
 from zones import services
 from zones.errors import PolygonInvalid
 from zones.geometry import metres_per_degree, polygon_normalize
-from zones.models import Place, Zone
+from zones.models import Place, Zone, ZonePurpose
 
 PREVIEW_SIZE = 320
 
@@ -62,6 +62,19 @@ class ZoneAdminForm(forms.ModelForm):
             return polygon_normalize(self.cleaned_data["geodata"])
         except PolygonInvalid as exc:
             raise forms.ValidationError(exc.message) from None
+
+    def clean_purpose(self):
+        value = self.cleaned_data["purpose"]
+        zone = self.instance
+        if (
+            zone.pk
+            and value == ZonePurpose.DISPATCH
+            and zone.slot_templates.filter(deleted_at=None).exists()
+        ):
+            raise forms.ValidationError(
+                "This zone has slot templates; delete them before making it a dispatch zone"
+            )
+        return value
 
     def clean_timezone(self):
         value = self.cleaned_data["timezone"]

@@ -42,3 +42,10 @@ class GeocoderUnavailable(ServiceUnavailable):
 class ZoneInUse(Conflict):
     def __init__(self, name: str):
         super().__init__(f"Zone {name} is in use and cannot be deleted; disable it instead")
+
+
+class ZoneHasSlotTemplates(Conflict):
+    def __init__(self, name: str):
+        super().__init__(
+            f"Zone {name} has slot templates; delete them before making it a dispatch zone"
+        )

@@ -20,7 +20,7 @@ from delivery.errors import ValidationFailed
 from tenants.models import Organization
 from webhooks import erp_events
 from zones import geocoding, spatial_index
-from zones.errors import ZoneInUse, ZoneNameTaken, ZoneSlugTaken
+from zones.errors import ZoneHasSlotTemplates, ZoneInUse, ZoneNameTaken, ZoneSlugTaken
 from zones.geometry import polygon_normalize
 from zones.models import Place, Zone, ZonePurpose
 
@@ -149,6 +149,8 @@ def zone_update(
     if slug is not _UNSET:
         zone.slug = slug_validate(slug)
     if purpose is not _UNSET:
+        if purpose == ZonePurpose.DISPATCH and zone.purpose != purpose:
+            _check_no_slot_templates(zone)
         zone.purpose = purpose
     if enabled is not _UNSET:
         zone.enabled = enabled
@@ -165,6 +167,14 @@ def zone_update(
     _save(zone, creating=False)
     _changed(zone)
     return zone
+
+
+def _check_no_slot_templates(zone: Zone) -> None:
+    """Slot templates belong to zones of purpose `slot` or `both` (interface): a zone that
+    still has live ones cannot become `dispatch`, or its slots would stay bookable while
+    availability no longer shows them."""
+    if zone.slot_templates.filter(deleted_at=None).exists():
+        raise ZoneHasSlotTemplates(zone.name)
 
 
 @transaction.atomic

@@ -1,8 +1,13 @@
 """Management API zones CRUD (decisions §6, §11, §12): validation, isolation, events, index."""
 
-import pytest
+import datetime as dt
 
+import pytest
+import time_machine
+
+from slots import services as slot_services
 from tests.conftest import assert_error, key_client, make_api_key, make_organization
+from tests.slots import helpers as slot_helpers
 from tests.zones.helpers import BERLIN, box, literal, login, make_admin, make_zone, offset
 from webhooks.models import Event
 from zones.models import Zone
@@ -255,6 +260,43 @@ def test_delete_answers_204_then_404(admin_client, organization):
     assert response.status_code == 204
     assert response.content == b""
     assert_error(admin_client.get(zones_url(organization, zone.id)), 404, "Zone not found")
+
+
+def test_a_zone_with_orders_is_not_deleted(admin_client, organization):
+    zone = slot_helpers.make_zone(organization)
+    template = slot_helpers.make_template(zone)
+    with time_machine.travel(dt.datetime(2030, 1, 1, 9, tzinfo=dt.UTC), tick=False):
+        booked = slot_helpers.book(
+            slot_helpers.erp_client(organization), template, slot_helpers.SUNDAY
+        )
+    assert booked.status_code == 201, booked.content
+
+    response = admin_client.delete(zones_url(organization, zone.id))
+
+    assert_error(response, 409, "Zone Mitte is in use and cannot be deleted; disable it instead")
+    assert Zone.objects.filter(pk=zone.pk).exists()
+    assert not polygon_events(organization).filter(payload__deleted=True).exists()
+
+
+def test_a_zone_with_slot_templates_cannot_become_a_dispatch_zone(admin_client, organization):
+    zone = slot_helpers.make_zone(organization)
+    template = slot_helpers.make_template(zone)
+
+    response = admin_client.patch(
+        zones_url(organization, zone.id), {"purpose": "dispatch"}, format="json"
+    )
+
+    assert_error(
+        response,
+        409,
+        "Zone Mitte has slot templates; delete them before making it a dispatch zone",
+    )
+    assert Zone.objects.get(pk=zone.pk).purpose == "slot"
+    slot_services.slot_template_delete(template=template)
+    response = admin_client.patch(
+        zones_url(organization, zone.id), {"purpose": "dispatch"}, format="json"
+    )
+    assert response.status_code == 200, response.content
 
 
 def test_every_change_emits_polygon_updated(admin_client, organization):
