@@ -199,6 +199,10 @@ WEBHOOK_RETRY_SCHEDULE = [
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # How often the beat sweeps due deliveries (retries, and messages lost while Redis was away).
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=5.0)
+# Attempts on the wire at once per destination (a key's webhook URL), across all workers: a
+# receiver that hangs holds at most this many worker threads. Keep it below the worker's
+# concurrency (8 threads in docker-compose and scripts/run.sh).
+WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION", default=4)
 
 # Geocoding (decisions §9).
 GEOCODER = env.str("GEOCODER", default="local")

@@ -104,6 +104,18 @@ class Delivery(models.Model):
                 condition=Q(status="pending"),
                 name="webhook_delivery_due",
             ),
+            # The in-flight limit per destination: live claims of a key (statements.CLAIM).
+            models.Index(
+                fields=("api_key",),
+                condition=Q(claimed_until__isnull=False),
+                name="webhook_delivery_in_flight",
+            ),
+            # Handing a freed slot to the destination's oldest parked delivery (RECORD).
+            models.Index(
+                fields=("api_key", "next_attempt_at"),
+                condition=Q(status="pending", queued_at__isnull=True),
+                name="webhook_delivery_parked",
+            ),
             # The management list: newest first per organization, optionally by status.
             models.Index(
                 fields=("organization", "-created_at", "-id"), name="webhook_delivery_org_recent"

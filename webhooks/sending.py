@@ -88,9 +88,22 @@ def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
     lease = timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + CLAIM_MARGIN_SECONDS)
     with _bookkeeping() as cursor:
         cursor.execute(
-            statements.CLAIM, {"token": token, "until": now + lease, "id": delivery_id, "now": now}
+            statements.CLAIM,
+            {
+                "token": token,
+                "until": now + lease,
+                "id": delivery_id,
+                "now": now,
+                "in_flight_limit": settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION,
+            },
         )
         row = cursor.fetchone()
+        if row is None:
+            # Not ours, not due, done, or its destination is at the in-flight limit: then it is
+            # parked, and the next attempt to that destination that ends hands it its slot.
+            cursor.execute(statements.PARK, {"id": delivery_id, "now": now})
+            if cursor.fetchone() is not None:
+                logger.info("webhook delivery %s waits: its destination is busy", delivery_id)
     if row is None:
         return None
     (
@@ -242,11 +255,15 @@ def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) 
                 "status": status,
                 "next_attempt_at": next_attempt_at,
                 "delivered_at": delivered_at,
+                "now": now,
+                "api_key_id": delivery.api_key.id,
             },
         )
-        updated = cursor.rowcount
+        updated, handed_over = cursor.fetchone()
     if not updated:
         logger.info("webhook delivery %s was redelivered during attempt %s", delivery.id, number)
+    if handed_over is not None:
+        services.delivery_enqueue_on_commit(handed_over)
 
 
 def delivery_attempt(*, delivery_id) -> bool:

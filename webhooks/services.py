@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
@@ -73,8 +74,12 @@ def delivery_enqueue(delivery_id) -> None:
         )
 
 
-def _enqueue_on_commit(delivery_id) -> None:
+def delivery_enqueue_on_commit(delivery_id) -> None:
+    """Publishes the delivery task once the current transaction commits (at once outside one)."""
     transaction.on_commit(lambda: delivery_enqueue(delivery_id), robust=True)
+
+
+_enqueue_on_commit = delivery_enqueue_on_commit
 
 
 def _new_partner_event_id() -> str:
@@ -217,12 +222,27 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
     """
     now = now or timezone.now()
     stale = now - timedelta(seconds=REQUEUE_AFTER_SECONDS)
+    # A destination at its in-flight limit hands its slots over as its attempts end (RECORD):
+    # queuing its parked deliveries now would only park them again.
+    in_flight = (
+        Delivery.objects.filter(
+            api_key_id=OuterRef("api_key_id"),
+            status=DeliveryStatus.PENDING,
+            claimed_until__gte=now,
+        )
+        .order_by()
+        .values("api_key_id")
+        .annotate(n=Count("*"))
+        .values("n")
+    )
     with transaction.atomic():
         ids = list(
             Delivery.objects.select_for_update(skip_locked=True)
             .filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
             .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=stale))
             .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+            .annotate(in_flight=Coalesce(Subquery(in_flight), 0))
+            .filter(in_flight__lt=settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION)
             .order_by("next_attempt_at")
             .values_list("id", flat=True)[:limit]
         )

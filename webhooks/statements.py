@@ -143,14 +143,22 @@ def delivery_insert(
     return row[0] if row else None
 
 
+#: Claims the due attempt, unless the destination (the key's webhook URL) already has
+#: `in_flight_limit` attempts on the wire: a receiver that hangs holds only that many worker
+#: threads, never all of them.
 CLAIM = """
 WITH claimed AS (
-    UPDATE webhooks_delivery
+    UPDATE webhooks_delivery d
     SET claim_token = %(token)s, claimed_until = %(until)s
-    WHERE id = %(id)s AND status = 'pending' AND next_attempt_at <= %(now)s
-      AND (claimed_until IS NULL OR claimed_until < %(now)s)
-    RETURNING id, organization_id, event_id, api_key_id, url, attempts, round_start_attempts,
-              schedule_start
+    WHERE d.id = %(id)s AND d.status = 'pending' AND d.next_attempt_at <= %(now)s
+      AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
+      AND (
+          SELECT count(*) FROM webhooks_delivery o
+          WHERE o.api_key_id = d.api_key_id AND o.claimed_until >= %(now)s
+            AND o.status = 'pending'
+      ) < %(in_flight_limit)s
+    RETURNING d.id, d.organization_id, d.event_id, d.api_key_id, d.url, d.attempts,
+              d.round_start_attempts, d.schedule_start
 )
 SELECT c.id, c.organization_id, c.url, c.attempts, c.round_start_attempts, c.schedule_start,
        e.id, e.family, e.name, e.event_id, e.payload, e.created_at, e.is_open,
@@ -160,16 +168,46 @@ JOIN webhooks_event e ON e.id = c.event_id
 JOIN tenants_apikey k ON k.id = c.api_key_id
 """
 
+#: A due delivery that found its destination at the in-flight limit: it gives up its message
+#: (queued_at NULL) and waits to be handed a slot (RECORD) or for the sweep. Returns a row only
+#: when the delivery was claimable but for the limit.
+PARK = """
+UPDATE webhooks_delivery SET queued_at = NULL
+WHERE id = %(id)s AND status = 'pending' AND next_attempt_at <= %(now)s
+  AND (claimed_until IS NULL OR claimed_until < %(now)s)
+RETURNING id
+"""
+
+#: Records the attempt and moves the delivery on (only while our claim stands), and hands the
+#: freed slot of the destination to its oldest parked delivery (queued again by the caller).
 RECORD = """
 WITH attempt AS (
     INSERT INTO webhooks_deliveryattempt
         (delivery_id, number, started_at, status_code, latency_ms, error, succeeded)
     VALUES (%(id)s, %(number)s, %(started_at)s, %(status_code)s, %(latency_ms)s, %(error)s,
             %(succeeded)s)
+),
+recorded AS (
+    UPDATE webhooks_delivery
+    SET status = %(status)s, attempts = %(number)s, last_status_code = %(status_code)s,
+        last_error = %(error)s, next_attempt_at = %(next_attempt_at)s,
+        delivered_at = %(delivered_at)s, queued_at = NULL, claim_token = NULL,
+        claimed_until = NULL
+    WHERE id = %(id)s AND claim_token = %(token)s
+    RETURNING id
+),
+handed_over AS (
+    UPDATE webhooks_delivery SET queued_at = %(now)s
+    WHERE id = (
+        SELECT p.id FROM webhooks_delivery p
+        WHERE p.api_key_id = %(api_key_id)s AND p.status = 'pending' AND p.queued_at IS NULL
+          AND p.next_attempt_at <= %(now)s AND p.id <> %(id)s
+          AND (p.claimed_until IS NULL OR p.claimed_until < %(now)s)
+        ORDER BY p.next_attempt_at
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id
 )
-UPDATE webhooks_delivery
-SET status = %(status)s, attempts = %(number)s, last_status_code = %(status_code)s,
-    last_error = %(error)s, next_attempt_at = %(next_attempt_at)s,
-    delivered_at = %(delivered_at)s, queued_at = NULL, claim_token = NULL, claimed_until = NULL
-WHERE id = %(id)s AND claim_token = %(token)s
+SELECT (SELECT count(*) FROM recorded), (SELECT id FROM handed_over)
 """

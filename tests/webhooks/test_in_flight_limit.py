@@ -1,0 +1,133 @@
+"""The in-flight limit per destination: a receiver that hangs holds only a few worker threads.
+
+Found by tests/faults/test_hanging_receiver.py: with a burst of events to a receiver that never
+answers, every worker thread waited on it for the timeout and other organizations' webhooks
+waited behind them (7-9 s late with an 8-thread worker and a 5 s timeout).
+"""
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+
+from tests.conftest import make_api_key, make_organization
+from webhooks import partner_events, sending, services
+from webhooks.models import Delivery, DeliveryStatus
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2030, 3, 4, 10, 15, 30, tzinfo=UTC)
+
+
+def emit(organization, ref: str) -> Delivery:
+    partner_events.order_event_emit(
+        order_id=str(uuid.uuid4()),
+        organization_id=organization.id,
+        platform="partner_a",
+        event="order.created",
+        status="pending",
+        external_ref=ref,
+    )
+    return Delivery.objects.get(organization=organization, event__payload__externalRef=ref)
+
+
+def on_the_wire(delivery: Delivery, now: datetime) -> None:
+    """As if a worker were making this delivery's attempt right now."""
+    Delivery.objects.filter(pk=delivery.pk).update(
+        claim_token=uuid.uuid4(), claimed_until=now + timedelta(seconds=60)
+    )
+
+
+@pytest.fixture
+def limit_two(settings):
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 2
+
+
+def test_destination_at_its_limit_parks_the_next_delivery(organization, receiver, limit_two):
+    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    with time_machine.travel(T0, tick=False):
+        first, second, third = (emit(organization, ref) for ref in ("A", "B", "C"))
+        on_the_wire(first, T0)
+        on_the_wire(second, T0)
+
+        assert sending.delivery_attempt(delivery_id=third.id) is False
+
+    assert receiver.requests == []
+    third.refresh_from_db()
+    assert (third.status, third.attempts, third.queued_at) == (DeliveryStatus.PENDING, 0, None)
+
+
+def test_other_destinations_are_not_held_up(organization, receiver, limit_two):
+    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hangs")
+    other = make_organization()
+    make_api_key(other, "partner_a", webhook_url=receiver.url)
+    with time_machine.travel(T0, tick=False):
+        on_the_wire(emit(organization, "A"), T0)
+        on_the_wire(emit(organization, "B"), T0)
+        elsewhere = emit(other, "X")
+
+        assert sending.delivery_attempt(delivery_id=elsewhere.id) is True
+
+    (request,) = receiver.requests
+    assert request.json["payload"]["externalRef"] == "X"
+
+
+def test_an_ending_attempt_hands_its_slot_to_the_oldest_parked_delivery(
+    organization, receiver, settings, django_capture_on_commit_callbacks
+):
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1
+    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    with time_machine.travel(T0, tick=False) as clock:
+        first = emit(organization, "A")
+        clock.move_to(T0 + timedelta(seconds=1))
+        second = emit(organization, "B")
+        clock.move_to(T0 + timedelta(seconds=2))
+        third = emit(organization, "C")
+        Delivery.objects.filter(pk__in=[second.pk, third.pk]).update(queued_at=None)  # parked
+
+        with django_capture_on_commit_callbacks() as queued:
+            assert sending.delivery_attempt(delivery_id=first.id) is True
+
+    assert len(queued) == 1  # the hand-over: one message, for the oldest parked delivery
+    second.refresh_from_db()
+    third.refresh_from_db()
+    assert second.queued_at == T0 + timedelta(seconds=2)
+    assert third.queued_at is None
+    with time_machine.travel(T0 + timedelta(seconds=3), tick=False):
+        assert sending.delivery_attempt(delivery_id=second.id) is True
+    assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["A", "B"]
+
+
+def test_sweep_leaves_a_busy_destination_to_its_hand_overs(
+    organization, limit_two, django_capture_on_commit_callbacks
+):
+    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hangs")
+    other = make_organization()
+    make_api_key(other, "partner_a", webhook_url="http://127.0.0.1:9/other")
+    with time_machine.travel(T0, tick=False):
+        on_the_wire(emit(organization, "A"), T0)
+        on_the_wire(emit(organization, "B"), T0)
+        parked = emit(organization, "C")
+        lost = emit(other, "X")
+        Delivery.objects.filter(pk__in=[parked.pk, lost.pk]).update(queued_at=None)
+
+        with django_capture_on_commit_callbacks() as queued:
+            assert services.deliveries_sweep() == 1
+
+    assert len(queued) == 1
+    lost.refresh_from_db()
+    parked.refresh_from_db()
+    assert (lost.queued_at, parked.queued_at) == (T0, None)
+
+
+def test_a_lapsed_claim_does_not_count_as_in_flight(organization, receiver, limit_two):
+    """A worker that died mid-attempt stops counting once its lease lapses."""
+    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    with time_machine.travel(T0, tick=False):
+        first, second, third = (emit(organization, ref) for ref in ("A", "B", "C"))
+        on_the_wire(first, T0)
+        on_the_wire(second, T0)
+    with time_machine.travel(T0 + timedelta(seconds=61), tick=False):
+        assert sending.delivery_attempt(delivery_id=third.id) is True
+    assert len(receiver.requests) == 1
