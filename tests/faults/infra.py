@@ -217,7 +217,7 @@ class Service:
     extra_env: dict = field(default_factory=dict)
     port: int = field(default_factory=free_port)
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
-    workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="faults-svc-")))
+    workdir: Path | None = None  # the beat's schedule file, made when the beat starts
 
     @property
     def base_url(self) -> str:
@@ -288,6 +288,8 @@ class Service:
         )
 
     def start_beat(self) -> None:
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix="faults-beat-"))
         beat = [
             str(VENV_BIN / "celery"),
             "-A",
@@ -312,7 +314,8 @@ class Service:
     def stop(self) -> None:
         for role in list(self.processes):
             _stop_group(self.processes.pop(role))
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def log(self, role: str) -> str:
         path = self.log_path(role)

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.faults
 
 ORDERS_BEFORE = 3
 ORDERS_DURING = 20
+OUTAGE_SECONDS = 12
 FAIL_OPEN_LINE = "rate limiter unavailable, failing open"
 # Sweep: a message is presumed lost 30 s after it was queued (webhooks/services.py), the beat
 # sweeps every 5 s, and the worker reconnects to the broker with a growing back-off.
@@ -54,6 +55,8 @@ def test_orders_accepted_and_events_delivered_across_a_redis_outage(
     assert readiness.json()["failing"] == ["redis"]
     assert FAIL_OPEN_LINE in service.log("web")
     assert len(receiver.event_ids()) == ORDERS_BEFORE  # nothing can be queued meanwhile
+    # Down long enough for the web's broker back-off and the worker's reconnect back-off to run.
+    time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - stopped_at)))
 
     redis_server.start()
     restarted_at = time.monotonic()
