@@ -13,7 +13,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import requests
 from cryptography.fernet import InvalidToken
@@ -34,8 +34,6 @@ logger = logging.getLogger(__name__)
 
 #: how much of a response body we read (only to let the connection be reused)
 MAX_RESPONSE_BYTES = 64 * 1024
-#: seconds a claim outlives the longest HTTP call before another worker may take the attempt
-CLAIM_MARGIN_SECONDS = 50
 ERROR_MAX_LENGTH = 500
 
 _local = threading.local()
@@ -85,7 +83,7 @@ def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
     not due, or the delivery is done.
     """
     token = uuid.uuid4()
-    lease = timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + CLAIM_MARGIN_SECONDS)
+    lease = services.claim_lease()
     with _bookkeeping() as cursor:
         cursor.execute(
             statements.CLAIM,
@@ -95,6 +93,7 @@ def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
                 "id": delivery_id,
                 "now": now,
                 "in_flight_limit": settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION,
+                "in_flight_after": services.in_flight_after(now),
             },
         )
         row = cursor.fetchone()

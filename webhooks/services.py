@@ -32,6 +32,21 @@ REQUEUE_AFTER_SECONDS = 30
 BROKER_BACKOFF_SECONDS = 10
 #: deliveries queued per sweep run (the next run takes the rest)
 SWEEP_BATCH_SIZE = 500
+#: seconds a claim outlives the longest HTTP call before another worker may take the attempt
+CLAIM_MARGIN_SECONDS = 50
+#: a claim holds one of its destination's in-flight slots for the timeout plus this long; an
+#: older one belongs to a worker that died mid-attempt (its lease runs on, its slot is free)
+IN_FLIGHT_GRACE_SECONDS = 5
+
+
+def claim_lease() -> timedelta:
+    return timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + CLAIM_MARGIN_SECONDS)
+
+
+def in_flight_after(now: datetime) -> datetime:
+    """Claims that expire after this were made less than the timeout + grace ago: attempts that
+    may still be on the wire, counted against WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION."""
+    return now + timedelta(seconds=CLAIM_MARGIN_SECONDS - IN_FLIGHT_GRACE_SECONDS)
 
 
 class _BrokerBreaker:
@@ -228,7 +243,7 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
         Delivery.objects.filter(
             api_key_id=OuterRef("api_key_id"),
             status=DeliveryStatus.PENDING,
-            claimed_until__gte=now,
+            claimed_until__gt=in_flight_after(now),
         )
         .order_by()
         .values("api_key_id")

@@ -154,7 +154,7 @@ WITH claimed AS (
       AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
       AND (
           SELECT count(*) FROM webhooks_delivery o
-          WHERE o.api_key_id = d.api_key_id AND o.claimed_until >= %(now)s
+          WHERE o.api_key_id = d.api_key_id AND o.claimed_until > %(in_flight_after)s
             AND o.status = 'pending'
       ) < %(in_flight_limit)s
     RETURNING d.id, d.organization_id, d.event_id, d.api_key_id, d.url, d.attempts,

@@ -33,9 +33,9 @@ def emit(organization, ref: str) -> Delivery:
 
 
 def on_the_wire(delivery: Delivery, now: datetime) -> None:
-    """As if a worker were making this delivery's attempt right now."""
+    """As if a worker had claimed this delivery's attempt at `now`."""
     Delivery.objects.filter(pk=delivery.pk).update(
-        claim_token=uuid.uuid4(), claimed_until=now + timedelta(seconds=60)
+        claim_token=uuid.uuid4(), claimed_until=now + services.claim_lease()
     )
 
 
@@ -121,13 +121,21 @@ def test_sweep_leaves_a_busy_destination_to_its_hand_overs(
     assert (lost.queued_at, parked.queued_at) == (T0, None)
 
 
-def test_a_lapsed_claim_does_not_count_as_in_flight(organization, receiver, limit_two):
-    """A worker that died mid-attempt stops counting once its lease lapses."""
+def test_a_claim_older_than_the_timeout_frees_its_slot(organization, receiver, limit_two, settings):
+    """A worker that died mid-attempt holds its destination's slot only for the timeout (+5 s),
+    not for its whole lease (the attempt itself stays its own until the lease lapses)."""
     make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    timeout = settings.WEBHOOK_TIMEOUT_SECONDS
     with time_machine.travel(T0, tick=False):
         first, second, third = (emit(organization, ref) for ref in ("A", "B", "C"))
         on_the_wire(first, T0)
         on_the_wire(second, T0)
-    with time_machine.travel(T0 + timedelta(seconds=61), tick=False):
+    at_timeout = T0 + timedelta(seconds=timeout + services.IN_FLIGHT_GRACE_SECONDS - 1)
+    with time_machine.travel(at_timeout, tick=False):
+        assert sending.delivery_attempt(delivery_id=third.id) is False
+        Delivery.objects.filter(pk=third.pk).update(queued_at=at_timeout)
+    after_timeout = T0 + timedelta(seconds=timeout + services.IN_FLIGHT_GRACE_SECONDS + 1)
+    with time_machine.travel(after_timeout, tick=False):
         assert sending.delivery_attempt(delivery_id=third.id) is True
+        assert sending.delivery_attempt(delivery_id=first.id) is False  # still leased
     assert len(receiver.requests) == 1
