@@ -89,6 +89,7 @@ import redis  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Count  # noqa: E402
 
+from delivery import reference_views  # noqa: E402
 from integrations.models import IdempotencyKey, Order  # noqa: E402
 from slots import services as slot_services  # noqa: E402
 from slots.models import SlotBooking, SlotDay, SlotTemplate  # noqa: E402
@@ -159,6 +160,8 @@ class Data:
                 webhook_url=webhook_url,
             )  # fmt: skip
         with connection.cursor() as cursor:
+            # The write references' table, before the load (concurrent first CREATEs race).
+            cursor.execute(reference_views._CREATE_TABLE)
             cursor.execute("VACUUM ANALYZE")
         print(f"  data ready in {time.monotonic() - started:.0f} s", flush=True)
 
@@ -309,12 +312,16 @@ class Scenarios:
 
 
 def slot_full_count() -> int:
-    """The 400 `Delivery slot is full` answers of the last booking run (book_counted.lua)."""
+    """The 400 `Delivery slot is full` answers of the last booking run (book_counted.lua); any
+    other non-2xx answer is printed with a sample body."""
     path = ROOT / "var" / "bench-slot-full.txt"
     try:
-        return int(path.read_text().strip() or 0)
+        full, *others = path.read_text().splitlines()
     finally:
         path.unlink(missing_ok=True)
+    for line in others:
+        print(f"    unexpected answers (status, count, first body): {line}", flush=True)
+    return int(full or 0)
 
 
 def outbox_drain(timeout: float) -> int:
@@ -502,7 +509,7 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     seconds = args.seconds or (3 if args.quick else 8)
     events = args.events or (300 if args.quick else 1500)
     paced_events = 100 if args.quick else 300
-    command = "make bench" if not sys.argv[1:] else "bench/run.py " + shlex.join(sys.argv[1:])
+    command = "make bench" + (f" ARGS='{shlex.join(sys.argv[1:])}'" if sys.argv[1:] else "")
     started = time.monotonic()
 
     (ROOT / "var").mkdir(exist_ok=True)
