@@ -5,6 +5,7 @@ import logging
 import re
 import uuid
 from http import HTTPStatus
+from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -63,9 +64,9 @@ class ApiErrorMiddleware:
 
     def __call__(self, request):
         if is_api_request(request):
-            too_large = self._body_too_large(request)
-            if too_large:
-                return too_large
+            refused = self._body_too_large(request) or self._query_not_utf8(request)
+            if refused:
+                return refused
         response = self.get_response(request)
         if is_api_request(request) and response.status_code >= 400:
             content_type = response.get("Content-Type", "")
@@ -81,6 +82,20 @@ class ApiErrorMiddleware:
             return json_error(400, "Content-Length header is not valid")
         if length > settings.MAX_REQUEST_BODY_BYTES:
             return json_error(413, "Request body must not exceed 1 MiB")
+        return None
+
+    @staticmethod
+    def _query_not_utf8(request):
+        """A query string whose bytes (percent-decoded) are not UTF-8 is a 400, not a value
+        Django would quietly turn into U+FFFD."""
+        raw = request.META.get("QUERY_STRING", "")
+        if not raw:
+            return None
+        try:
+            # WSGI hands the bytes over as latin-1 text: encode back to the bytes sent.
+            unquote_to_bytes(raw.encode("latin-1")).decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            return json_error(400, "Query string is not valid UTF-8")
         return None
 
     @staticmethod

@@ -144,3 +144,26 @@ def test_log_lines_outside_a_request_carry_a_dash():
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "background work", None, None)
     RequestIdLogFilter().filter(record)
     assert json.loads(JsonFormatter().format(record))["requestId"] == "-"
+
+
+def test_body_nested_deeper_than_64_levels_is_400(client_with_secret):
+    """Found by the hostile tests: zone metadata 900 levels deep was stored, then rendering the
+    answer exhausted the recursion limit (a 500)."""
+    name_in = '{"name": ' + '{"a": ' * 63 + "1" + "}" * 63 + "}"  # 64 levels: read
+    response = client_with_secret.post(ORGS, name_in, content_type="application/json")
+    assert response.status_code == 400
+    assert "Request body must not nest" not in response.content.decode()
+    too_deep = '{"name": ' + '{"a": ' * 64 + "1" + "}" * 64 + "}"  # 65 levels
+    response = client_with_secret.post(ORGS, too_deep, content_type="application/json")
+    assert_error(response, 400, "Request body must not nest deeper than 64 levels")
+    for depth, status in ((64, 400), (65, 400)):
+        body = "[" * depth + "]" * depth
+        response = client_with_secret.post(ORGS, body, content_type="application/json")
+        deep = "Request body must not nest deeper than 64 levels"
+        assert (assert_error(response, status)["message"] == deep) is (depth == 65)
+
+
+def test_query_string_that_is_not_utf8_is_400(client_with_secret):
+    response = client_with_secret.get(ORGS + "?q=%ff")
+    assert_error(response, 400, "Query string is not valid UTF-8")
+    assert client_with_secret.get(ORGS + "?q=%C3%A9t%C3%A9").status_code == 200
