@@ -23,7 +23,6 @@ from tenants.models import ApiKey
 from tests.core.world import (
     MITTE_GEODATA,
     World,
-    build_world,
     erp_order_body,
     partner_order_body,
 )
@@ -379,13 +378,6 @@ def client_for(world: World, auth: str) -> Client:
     if auth.startswith("key:"):
         return Client(headers={"X-API-Key": world.keys[auth[4:]]})
     return Client()
-
-
-@pytest.fixture
-def world(settings):
-    settings.RATELIMIT_ENABLE = False
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    return build_world()
 
 
 @pytest.mark.parametrize(("method", "path", "name"), list(_cases()))

@@ -22,8 +22,6 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.core.world import build_world
-
 MAX_EXAMPLES = 15
 APP = WSGIHandler()
 schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", APP)
@@ -41,13 +39,10 @@ REAL_IDS = {
 
 
 @pytest.fixture
-def world(db, settings):
-    settings.RATELIMIT_ENABLE = False
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    world = build_world()
+def world(module_worlds, fast, db):
+    world = module_worlds[0]
     # Requests run in this thread, inside the test's transaction; Django's handler would close
-    # the connection at each request (the test client disconnects the same signals per request,
-    # so this comes after building the world through it).
+    # the connection at each request (the test client disconnects the same signals per request).
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:

@@ -15,6 +15,8 @@ from rest_framework.test import APIClient
 from tenants.models import Membership, Organization, User
 from tests.conftest import key_client, make_api_key, make_organization
 from webhooks.models import Delivery
+from zones.models import Place
+from zones.services import place_save
 
 PASSWORD = "a-Strong-passphrase-42"
 #: about 4 km x 4 km around Berlin Mitte (52.52, 13.40)
@@ -150,6 +152,18 @@ def build_world(name: str | None = None) -> World:
     delivery = Delivery.objects.filter(organization=organization).first()
     assert delivery is not None, "creating orders leaves webhook deliveries"
     world.ids["delivery_id"] = str(delivery.id)
+
+    place = place_save(
+        place=Place(
+            organization=organization,
+            address=f"Alexanderplatz 1 {n}",
+            postal_code="10178",
+            locality="Berlin",
+            lat=MITTE[0],
+            lng=MITTE[1],
+        )
+    )
+    world.ids["place_id"] = str(place.id)
 
     mail.outbox = []
     invited = _created(
