@@ -85,6 +85,7 @@ def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
     token = uuid.uuid4()
     lease = services.claim_lease()
     with _bookkeeping() as cursor:
+        cursor.execute(statements.LOCK_DESTINATION, {"id": delivery_id})
         cursor.execute(
             statements.CLAIM,
             {

@@ -143,6 +143,14 @@ def delivery_insert(
     return row[0] if row else None
 
 
+#: Serializes claims per destination until the claiming transaction ends, so that CLAIM's count
+#: sees every claim made before it: without it, simultaneous claims each see the destination
+#: under its limit and all go through (a burst to a hanging receiver takes every thread).
+LOCK_DESTINATION = """
+SELECT pg_advisory_xact_lock(hashtextextended('webhook-destination:' || api_key_id::text, 0))
+FROM webhooks_delivery WHERE id = %(id)s
+"""
+
 #: Claims the due attempt, unless the destination (the key's webhook URL) already has
 #: `in_flight_limit` attempts on the wire: a receiver that hangs holds only that many worker
 #: threads, never all of them.

@@ -5,11 +5,13 @@ answers, every worker thread waited on it for the timeout and other organization
 waited behind them (7-9 s late with an 8-thread worker and a 5 s timeout).
 """
 
+import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
+from django.db import connection
 
 from tests.conftest import make_api_key, make_organization
 from webhooks import partner_events, sending, services
@@ -139,3 +141,30 @@ def test_a_claim_older_than_the_timeout_frees_its_slot(organization, receiver, l
         assert sending.delivery_attempt(delivery_id=third.id) is True
         assert sending.delivery_attempt(delivery_id=first.id) is False  # still leased
     assert len(receiver.requests) == 1
+
+
+def test_simultaneous_claims_respect_the_limit(transactional_db, receiver, settings):
+    """Eight workers claiming at the same instant: exactly the limit goes out, the rest wait."""
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 2
+    receiver.delay_seconds = 0.5
+    organization = make_organization()
+    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    deliveries = [emit(organization, f"R-{n}") for n in range(8)]
+    barrier = threading.Barrier(len(deliveries))
+    results: list[bool] = []
+
+    def worker(delivery_id) -> None:
+        try:
+            barrier.wait()
+            results.append(sending.delivery_attempt(delivery_id=delivery_id))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker, args=(d.id,)) for d in deliveries]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(results) == [False] * 6 + [True] * 2
+    assert len(receiver.requests) == 2
