@@ -15,6 +15,7 @@ from tests.faults.infra import create_order, seed_tenants, wait_until
 pytestmark = pytest.mark.faults
 
 CONCURRENCY = 8
+IN_FLIGHT_LIMIT = 4  # WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION's default
 HANGING_EVENTS = 2 * CONCURRENCY
 OTHER_EVENTS = 10
 WEBHOOK_TIMEOUT_SECONDS = 5
@@ -68,6 +69,8 @@ def test_hanging_receiver_does_not_block_other_organizations(
         what="A's attempts to time out",
     )
     latencies = [row[4] for row in attempts]
+    hanging_starts = sorted(a.at for a in receiver.received("/hang"))
+    first_wave = [t for t in hanging_starts if t < hanging_starts[0] + WEBHOOK_TIMEOUT_SECONDS - 1]
     figures.update(
         {
             "events to the hanging receiver": HANGING_EVENTS,
@@ -75,12 +78,14 @@ def test_hanging_receiver_does_not_block_other_organizations(
             "other organization's lag, median / max (ms)": (
                 f"{statistics.median(lags.values()) * 1000:.0f} / {max(lags.values()) * 1000:.0f}"
             ),
+            "attempts on the wire at once to the hanging receiver": len(first_wave),
             "hanging attempts recorded": len(attempts),
             "hanging attempt latency, min / max (ms)": f"{min(latencies)} / {max(latencies)}",
             "hanging attempt errors": sorted({row[3] for row in attempts}),
         }
     )
     assert max(lags.values()) < PROMPT_SECONDS, lags
+    assert len(first_wave) == IN_FLIGHT_LIMIT
     for status, attempt_count, retry_scheduled, error, latency_ms in attempts:
         assert (status, attempt_count, retry_scheduled) == ("pending", 1, True)
         assert error == f"Timed out after {WEBHOOK_TIMEOUT_SECONDS} s"
