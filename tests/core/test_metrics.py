@@ -57,6 +57,7 @@ def test_requests_are_counted_by_method_route_and_status():
     client.get("/healthz/")
     client.get("/api/provisioning/organizations/not-a-uuid/api-keys")
     client.get("/api/no/such/route/42")
+    client.generic("BREW", "/healthz")
     after = scrape()
 
     def delta(name, **labels):
@@ -66,6 +67,7 @@ def test_requests_are_counted_by_method_route_and_status():
     keys_route = "/api/provisioning/organizations/<str:org_id>/api-keys"
     assert delta("http_requests_total", method="GET", route=keys_route, status="401") == 1
     assert delta("http_requests_total", method="GET", route="unmatched", status="404") == 1
+    assert delta("http_requests_total", method="other", route="/healthz") == 1
     assert delta("http_request_duration_seconds_count", method="GET", route="/healthz") == 2
     assert delta("http_request_duration_seconds_bucket", route="/healthz", le="+Inf") == 2
     assert "/api/no/such/route/42" not in after  # raw paths never become labels
