@@ -27,6 +27,19 @@ class UserAdmin(DjangoUserAdmin):
         (None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),
     )
 
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        user = request.user
+        if (
+            user.is_superuser
+            or user.has_perm("tenants.view_user")
+            or user.has_perm("tenants.change_user")
+        ):
+            return qs
+        # An organization admin has no user permissions: for them no user exists, so every id
+        # answers alike (the history page answered 403 for a real user, a redirect otherwise).
+        return qs.none()
+
 
 class MembershipInline(admin.TabularInline):
     model = Membership

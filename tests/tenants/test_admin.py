@@ -91,3 +91,14 @@ def test_superuser_sees_everything(organization, other_organization):
     listing = client.get("/admin/tenants/driver/")
     assert b"Our Driver" in listing.content
     assert b"Their Driver" in listing.content
+
+
+def test_org_admin_cannot_tell_user_ids_from_made_up_ones(organization, other_organization):
+    """Found by the cross-tenant tests: a user's history page answered 403, a made-up id's a
+    redirect, telling an organization admin which ids are users."""
+    client = admin_client_for(organization)
+    stranger = User.objects.create_user(email="stranger@example.com", password="x-Strong-pass-1")
+    real = client.get(f"/admin/tenants/user/{stranger.pk}/history/")
+    made_up = client.get("/admin/tenants/user/00000000-0000-4000-8000-000000000000/history/")
+    assert (real.status_code, made_up.status_code) == (302, 302)
+    assert real["Location"] == made_up["Location"] == "/admin/"
