@@ -108,13 +108,27 @@ def test_postgres_restart_under_load_fails_fast_and_recovers(
         restarting = time.monotonic()
         postgres.start()
         started = time.monotonic()
-        first_ok = wait_until(
-            lambda: next(
-                (s for s in list(load.orders) if s.started > started and s.status == 201), None
-            ),
-            timeout=RECOVERY_BUDGET_SECONDS,
-            what="an order to be accepted again after PostgreSQL came back",
-        )
+        try:
+            first_ok = wait_until(
+                lambda: next(
+                    (s for s in list(load.orders) if s.started > started and s.status == 201),
+                    None,
+                ),
+                timeout=RECOVERY_BUDGET_SECONDS,
+                what="an order to be accepted again after PostgreSQL came back",
+            )
+        except AssertionError:
+            figures["sessions when recovery timed out"] = postgres.execute(
+                "postgres",
+                "SELECT pid, application_name, state, wait_event_type, wait_event, "
+                "now() - query_start, left(query, 200) FROM pg_stat_activity "
+                "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+            )
+            figures["last samples"] = [
+                (round(s.started - started, 2), s.status, round(s.latency, 2))
+                for s in load.orders[-8:]
+            ]
+            raise
         time.sleep(3)
 
     during = [s for s in load.orders if stopped <= s.started < restarting]
