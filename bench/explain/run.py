@@ -70,6 +70,14 @@ def explain(label: str, request) -> None:
             cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) {sql}")
             for (line,) in cursor.fetchall():
                 print(f"   {line}")
+            if "FOR UPDATE" in sql or "LATERAL" in sql:
+                # Small tables are read whole; this shows the index that serves them at scale.
+                cursor.execute("SET LOCAL enable_seqscan = off")
+                cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) {sql}")
+                print("   -- the same with enable_seqscan = off:")
+                for (line,) in cursor.fetchall():
+                    print(f"   {line}")
+                cursor.execute("SET LOCAL enable_seqscan = on")
         transaction.set_rollback(True)
 
 
