@@ -28,6 +28,8 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / ".venv" / "bin"
 LOG_DIR = ROOT / "var" / "faults"
+STACKDUMP = Path(__file__).resolve().parent / "stackdump"
+STACKDUMP_SIGNAL = signal.SIGRTMIN + 3
 
 
 def free_port() -> int:
@@ -236,6 +238,10 @@ class Service:
             "LOG_LEVEL": "INFO",
             "LOG_FORMAT": "plain",
             "PYTHONUNBUFFERED": "1",
+            # tests/faults/stackdump: `dump_stacks()` makes every process show where it is.
+            "PYTHONPATH": os.pathsep.join(
+                [str(STACKDUMP), *filter(None, [os.environ.get("PYTHONPATH")])]
+            ),
         }
         env.update(self.extra_env)
         return env
@@ -316,6 +322,14 @@ class Service:
             _stop_group(self.processes.pop(role))
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def dump_stacks(self) -> str:
+        """Every thread's stack of every service process, into its log; returns where."""
+        for process in self.processes.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, STACKDUMP_SIGNAL)
+        time.sleep(1)
+        return f"stacks dumped to {LOG_DIR}/{self.name}-{{web,worker,beat}}.log"
 
     def log(self, role: str) -> str:
         path = self.log_path(role)

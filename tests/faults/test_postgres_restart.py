@@ -128,6 +128,7 @@ def test_postgres_restart_under_load_fails_fast_and_recovers(
                 (round(s.started - started, 2), s.status, round(s.latency, 2))
                 for s in load.orders[-8:]
             ]
+            figures["stacks"] = service.dump_stacks()
             raise
         time.sleep(3)
 
