@@ -105,7 +105,7 @@ REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "delivery.cache.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": SERVICE_NAME,
         "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
