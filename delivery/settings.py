@@ -216,11 +216,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# max_retries 0: a publish with Redis down fails at once (the outbox's sweep queues the delivery
-# later) instead of retrying the connection for about 6 s inside the web request that committed
-# the order (tests/faults/test_redis_down.py). The worker's own reconnecting is not affected: it
-# passes its retry policy (broker_connection_max_retries) explicitly.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, "max_retries": 0}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict = {
     "webhooks-sweep": {

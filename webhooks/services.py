@@ -8,6 +8,7 @@ by `deliveries_sweep`, which the beat runs every few seconds.
 
 import json
 import logging
+import threading
 import time
 import uuid
 from datetime import datetime, timedelta
@@ -17,9 +18,12 @@ from django.db import transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from kombu import Connection
 from kombu.exceptions import KombuError
+from kombu.pools import producers
 from redis.exceptions import RedisError
 
+from delivery.celery import app as celery_app
 from tenants.models import Platform
 from webhooks import statements, tasks
 from webhooks.models import Delivery, DeliveryStatus, Event, Family
@@ -70,6 +74,29 @@ class _BrokerBreaker:
 broker_breaker = _BrokerBreaker()
 
 
+_publishing_connections: dict[str, Connection] = {}
+_publishing_lock = threading.Lock()
+
+
+def _publishing_connection() -> Connection:
+    """The broker connection the outbox publishes through: it tries to connect once.
+
+    Celery's own connection retries for its connect timeout (about 6 s with Redis refusing),
+    which an order's request would wait through (tests/faults/test_redis_down.py). Only
+    publishing gets this: the worker's consumer keeps Celery's reconnecting (it crashes with
+    `max_retries: 0` in the global transport options).
+    """
+    url = celery_app.conf.broker_url
+    with _publishing_lock:
+        connection = _publishing_connections.get(url)
+        if connection is None:
+            connection = celery_app.connection_for_write(
+                url=url, transport_options={"max_retries": 0}
+            )
+            _publishing_connections[url] = connection
+        return connection
+
+
 def delivery_enqueue(delivery_id) -> None:
     """Publishes the delivery task; a broker failure is logged, never raised (the sweep
     re-queues the delivery when its message is missing)."""
@@ -77,7 +104,8 @@ def delivery_enqueue(delivery_id) -> None:
         logger.info("webhook delivery %s left to the sweep (broker unavailable)", delivery_id)
         return
     try:
-        tasks.deliver.apply_async(args=[str(delivery_id)], retry=False)
+        with producers[_publishing_connection()].acquire(block=True, timeout=5) as producer:
+            tasks.deliver.apply_async(args=[str(delivery_id)], retry=False, producer=producer)
     except (KombuError, RedisError, OSError) as exc:
         broker_breaker.trip()
         logger.warning(
