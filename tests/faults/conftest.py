@@ -33,9 +33,13 @@ def postgres():
     try:
         cluster.create()
         cluster.execute("postgres", f"CREATE DATABASE {TEMPLATE_DATABASE}")
-        Service(
+        migrate = Service(
             name="migrate", database_url=cluster.url(TEMPLATE_DATABASE), redis_url="redis://-"
-        ).manage("migrate", "--noinput", timeout=300)
+        )
+        try:
+            migrate.manage("migrate", "--noinput", timeout=300)
+        finally:
+            migrate.stop()
         yield cluster
     finally:
         cluster.destroy()

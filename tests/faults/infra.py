@@ -219,11 +219,17 @@ class Service:
     extra_env: dict = field(default_factory=dict)
     port: int = field(default_factory=free_port)
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
-    workdir: Path | None = None  # the beat's schedule file, made when the beat starts
+    workdir: Path | None = None  # beat schedule and metrics files, made on first use
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def _workdir(self) -> Path:
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix="faults-svc-"))
+            (self.workdir / "prometheus").mkdir()
+        return self.workdir
 
     @property
     def env(self) -> dict[str, str]:
@@ -238,6 +244,8 @@ class Service:
             "LOG_LEVEL": "INFO",
             "LOG_FORMAT": "plain",
             "PYTHONUNBUFFERED": "1",
+            # Metrics files of our own, not the checkout's shared var/prometheus.
+            "PROMETHEUS_MULTIPROC_DIR": str(self._workdir() / "prometheus"),
             # tests/faults/stackdump: `dump_stacks()` makes every process show where it is.
             "PYTHONPATH": os.pathsep.join(
                 [str(STACKDUMP), *filter(None, [os.environ.get("PYTHONPATH")])]
@@ -294,8 +302,6 @@ class Service:
         )
 
     def start_beat(self) -> None:
-        if self.workdir is None:
-            self.workdir = Path(tempfile.mkdtemp(prefix="faults-beat-"))
         beat = [
             str(VENV_BIN / "celery"),
             "-A",
@@ -303,7 +309,7 @@ class Service:
             "beat",
             "--loglevel=INFO",
             "--schedule",
-            str(self.workdir / "beat-schedule"),
+            str(self._workdir() / "beat-schedule"),
         ]
         self._spawn("beat", beat)
 
