@@ -514,6 +514,7 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     paced_events = 100 if args.quick else 300
     command = "make bench" + (f" ARGS='{shlex.join(sys.argv[1:])}'" if sys.argv[1:] else "")
     started = time.monotonic()
+    commit = git_commit()  # what runs: taken before the load (others may commit meanwhile)
 
     (ROOT / "var").mkdir(exist_ok=True)
     RESULTS.mkdir(exist_ok=True)
@@ -606,7 +607,7 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     minutes = (time.monotonic() - started) / 60
     header = (
         f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
-        f"- commit: {git_commit()}\n"
+        f"- commit: {commit}\n"
         f"- command: `{command}`\n"
         f"- machine: {os.cpu_count()} cores ({platform.machine()}), shared by gunicorn "
         f"({WORKERS} sync workers), Celery (threads, 8), PostgreSQL, Redis and wrk (pinned "
