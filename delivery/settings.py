@@ -212,6 +212,10 @@ NOMINATIM_URL = env.str("NOMINATIM_URL", default="http://localhost:8080")
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
+# Celery's Django fixup closes the task thread's database connection after every task unless
+# this is set (then every this many tasks); delivery/celery.py closes it by CONN_MAX_AGE and on
+# errors instead, as Django does for requests.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
