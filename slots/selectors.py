@@ -45,12 +45,15 @@ def slot_template_list(*, organization_id, zone_id=None) -> QuerySet[SlotTemplat
     return templates.order_by("zone__name", "zone_id", "day_of_week", "start_time", "id")
 
 
-def slot_template_get(*, organization_id, template_id) -> SlotTemplate:
+def slot_template_get(*, organization_id, template_id, with_policy: bool = False) -> SlotTemplate:
     """The organization's live template `template_id` with its zone; 404 `Slot not found`
-    when unknown, deleted, of another organization or malformed (decisions §1, §2)."""
+    when unknown, deleted, of another organization or malformed (decisions §1, §2).
+    `with_policy` reads the organization's slot policy in the same query, as
+    `template.organization.slot_policy` (raising SlotPolicy.DoesNotExist when it has none)."""
     parsed = parse_uuid(template_id)
+    related = ("zone", "organization__slot_policy") if with_policy else ("zone",)
     template = (
-        SlotTemplate.objects.select_related("zone")
+        SlotTemplate.objects.select_related(*related)
         .filter(organization_id=organization_id, pk=parsed, deleted_at=None)
         .first()
         if parsed

@@ -16,7 +16,7 @@ from integrations.models import TERMINAL_STATUSES, Order, OrderFamily, OrderStat
 from integrations.services import orders as order_services
 from slots import selectors as slot_selectors
 from slots import services as slot_services
-from slots.models import SlotTemplate
+from slots.models import SlotPolicy, SlotTemplate
 from slots.occurrences import Occurrence, local_moment, zone_tz
 
 
@@ -57,13 +57,18 @@ def erp_order_create(
     """
     with transaction.atomic():
         template = slot_selectors.slot_template_get(
-            organization_id=organization_id, template_id=slot_template_id
+            organization_id=organization_id,
+            template_id=slot_template_id,
+            with_policy=pickup_address is None,
         )
         slot = slot_services.slot_booking_check(
             template=template, day=slot_date, dropoff_lat=dropoff_lat, dropoff_lng=dropoff_lng
         )
         if pickup_address is None:
-            policy = slot_services.slot_policy_get_or_create(organization_id=organization_id)
+            try:
+                policy = template.organization.slot_policy  # read with the template
+            except SlotPolicy.DoesNotExist:
+                policy = slot_services.slot_policy_get_or_create(organization_id=organization_id)
             pickup_address = policy.default_pickup_address
         order = order_services.order_insert(
             organization_id=organization_id,

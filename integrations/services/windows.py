@@ -2,12 +2,28 @@
 
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import F
 
 from delivery import metrics
 from integrations.errors import DeliveryWindowFull
 from integrations.models import DeliveryWindowLoad
 from zones.models import Zone
+
+# One statement books a place: the counter row is created with its first booking, or the
+# existing row is locked and takes one more while `booked < capacity`. Concurrent bookings of a
+# window queue on the row lock, and PostgreSQL re-evaluates the DO UPDATE's WHERE on the row
+# version the one before committed, so a window is never overbooked (the CHECK constraint backs
+# booked <= capacity). `capacity` follows the zone's setting. No row returned: the window is
+# full. (Three ORM statements did this before: insert-if-missing, conditional UPDATE, SELECT.)
+_BOOK = """
+INSERT INTO {table} AS existing (zone_id, window_start, window_end, booked, capacity)
+VALUES (%(zone)s, %(start)s, %(end)s, 1, %(capacity)s)
+ON CONFLICT (zone_id, window_start) DO UPDATE
+    SET booked = existing.booked + 1, capacity = EXCLUDED.capacity
+    WHERE existing.booked < EXCLUDED.capacity
+RETURNING id, window_end, booked, capacity
+"""
 
 
 def window_book(*, zone: Zone, start: datetime, end: datetime) -> DeliveryWindowLoad:
@@ -16,23 +32,29 @@ def window_book(*, zone: Zone, start: datetime, end: datetime) -> DeliveryWindow
     400 `Delivery window is full` when the window holds `zone.window_capacity` orders.
     """
     capacity = zone.window_capacity
-    # The counter row exists before anyone books it; a concurrent insert of it is a no-op.
-    DeliveryWindowLoad.objects.bulk_create(
-        [DeliveryWindowLoad(zone=zone, window_start=start, window_end=end, capacity=capacity)],
-        ignore_conflicts=True,
-    )
-    # One conditional UPDATE takes the row lock: concurrent bookings of this window queue on it
-    # and each re-checks `booked < capacity` after the one before it commits (PostgreSQL
-    # re-evaluates the WHERE on the new row version), so the window is never overbooked.
-    # `capacity` follows the zone's setting; the CHECK constraint backs booked <= capacity.
-    updated = DeliveryWindowLoad.objects.filter(
-        zone=zone, window_start=start, booked__lt=capacity
-    ).update(booked=F("booked") + 1, capacity=capacity)
-    if not updated:
+    row = None
+    if capacity > 0:  # a zone without window capacity takes no orders with a window
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _BOOK.format(table=connection.ops.quote_name(DeliveryWindowLoad._meta.db_table)),
+                {"zone": zone.pk, "start": start, "end": end, "capacity": capacity},
+            )
+            row = cursor.fetchone()
+    if row is None:
         metrics.booking_refused("window")
         raise DeliveryWindowFull()
     metrics.booking_made("window")
-    return DeliveryWindowLoad.objects.get(zone=zone, window_start=start)
+    load_id, window_end, booked, capacity = row
+    load = DeliveryWindowLoad(
+        id=load_id,
+        zone=zone,
+        window_start=start,
+        window_end=window_end,
+        booked=booked,
+        capacity=capacity,
+    )
+    load._state.adding, load._state.db = False, connection.alias  # as if read from the row
+    return load
 
 
 def window_free(*, window_load_id: int) -> None:

@@ -290,6 +290,33 @@ def test_window_booking_is_per_zone(client, organization, mitte):
     assert window_order(client, "M-1", start, deliveryZone="Mitte").status_code == 201
 
 
+@pytest.mark.django_db
+def test_booking_a_window_is_one_statement_and_counts_on(client, mitte):
+    """Creating the counter row, taking a place and reading it back: one round trip."""
+    start = f"{DELIVERY_DAY}T08:00:00+01:00"
+    for n in range(1, 4):
+        with CaptureQueriesContext(connection) as queries:
+            assert window_order(client, f"W-{n}", start).status_code == 201
+
+        window_queries = [q for q in queries.captured_queries if "deliverywindowload" in q["sql"]]
+        assert len(window_queries) == 1
+        load = DeliveryWindowLoad.objects.get(zone=mitte)
+        assert (load.booked, load.capacity) == (n, 20)
+        assert Order.objects.get(external_ref=f"W-{n}").window_load_id == load.id
+
+
+@pytest.mark.django_db
+def test_a_lowered_capacity_applies_to_the_next_booking(client, mitte):
+    start = f"{DELIVERY_DAY}T08:00:00+01:00"
+    for n in range(2):
+        assert window_order(client, f"W-{n}", start).status_code == 201
+    mitte.window_capacity = 2
+    mitte.save(update_fields=["window_capacity"])
+
+    assert_error(window_order(client, "W-2", start), 400, "Delivery window is full")
+    assert DeliveryWindowLoad.objects.get(zone=mitte).booked == 2
+
+
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_creation_never_exceeds_the_window_capacity(organization):
     make_zone(organization, window_capacity=3)

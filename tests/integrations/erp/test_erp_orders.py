@@ -5,10 +5,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from integrations.models import Order, OrderStatus, OrderStatusEvent
 from slots import services as slot_services
-from slots.models import SlotBooking, SlotDay
+from slots.models import SlotBooking, SlotDay, SlotPolicy
 from tests.conftest import assert_error, key_client, make_api_key, make_organization
 from tests.integrations.helpers import create_order, partner_client
 from tests.slots.helpers import (
@@ -136,6 +138,34 @@ def test_pickup_defaults_to_the_policy_default_pickup_address(organization, clie
         None,
         None,
     )
+
+
+def test_without_a_policy_the_pickup_is_empty_and_a_policy_is_made(organization, client, template):
+    body = erp_body(template, SUNDAY, pickupAddress=..., pickupLat=..., pickupLng=...)
+    response = client.post(ORDERS, body, format="json")
+
+    assert response.status_code == 201, response.content
+    assert Order.objects.get().pickup_address == ""
+    assert SlotPolicy.objects.filter(organization=organization).count() == 1
+
+
+def test_booking_takes_one_statement_on_the_counter_and_reads_the_policy_with_the_slot(
+    organization, client, template
+):
+    slot_services.slot_policy_update(organization=organization, default_pickup_address="Depot")
+    for n in range(1, 4):
+        body = erp_body(
+            template, SUNDAY, externalRef=f"SO-{n}", pickupAddress=..., pickupLat=..., pickupLng=...
+        )
+        with CaptureQueriesContext(connection) as queries:
+            assert client.post(ORDERS, body, format="json").status_code == 201
+
+        sql = [q["sql"] for q in queries.captured_queries]
+        assert len([q for q in sql if "slots_slotday" in q]) == 1
+        assert not [q for q in sql if q.startswith('SELECT "slots_slotpolicy"')]
+        assert booked(template) == n
+    assert_error(book(client, template, SUNDAY, ref="SO-4"), 400, "Delivery slot is full")
+    assert booked(template) == 3
 
 
 def test_given_pickup_wins_over_the_default(organization, client, template):
