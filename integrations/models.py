@@ -78,7 +78,10 @@ class DeliveryWindowLoad(models.Model):
     """
 
     id = models.BigAutoField(primary_key=True)
-    zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="window_loads")
+    # No index of its own: the unique constraint below leads with this column.
+    zone = models.ForeignKey(
+        Zone, on_delete=models.CASCADE, related_name="window_loads", db_index=False
+    )
     window_start = models.DateTimeField()
     window_end = models.DateTimeField()
     booked = models.PositiveIntegerField(default=0)
@@ -101,7 +104,10 @@ class Order(models.Model):
     """A delivery order of either family (interface "Partner order", "ERP order")."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="orders")
+    # No index of its own: `order_unique_external_ref` and the two indexes below lead with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="orders", db_index=False
+    )
     family = models.CharField(max_length=10, choices=OrderFamily.choices)
     platform = models.CharField(max_length=20, help_text="Platform of the key that created it")
     external_ref = models.CharField(max_length=100)
@@ -227,7 +233,8 @@ class IdempotencyKey(models.Model):
     """
 
     id = models.BigAutoField(primary_key=True)
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the unique constraint below leads with this column.
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+", db_index=False)
     key = models.CharField(max_length=255)
     request_hash = models.CharField(max_length=64)
     status = models.CharField(

@@ -126,7 +126,10 @@ class SlotDay(models.Model):
     """
 
     id = models.BigAutoField(primary_key=True)
-    template = models.ForeignKey(SlotTemplate, on_delete=models.CASCADE, related_name="days")
+    # No index of its own: the unique constraint below leads with this column.
+    template = models.ForeignKey(
+        SlotTemplate, on_delete=models.CASCADE, related_name="days", db_index=False
+    )
     date = models.DateField()
     booked = models.PositiveIntegerField(default=0)
     capacity = models.PositiveIntegerField(default=0)
