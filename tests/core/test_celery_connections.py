@@ -33,6 +33,7 @@ def _run_task_hooks(fixup: DjangoWorkerFixup) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_the_connection_outlives_a_task():
     fixup = DjangoWorkerFixup(app)
+    connection.close()  # a fresh one: the suite's connection may be past CONN_MAX_AGE already
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]
