@@ -4,6 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from integrations.models import Order, OrderStatus, OrderStatusEvent
 from integrations.services.orders import order_transition
@@ -83,6 +85,19 @@ def test_read_shows_the_assigned_driver(client, driver):
 
     assert body["driver"] == {"id": str(driver.id), "name": "Dora Driver", "phone": "+491709999999"}
     assert body["currentMappingStatus"] == "assigned"
+
+
+def test_read_is_one_query_without_sorting_or_the_zone_polygon(client, driver):
+    order_in(client, "assigned", driver)
+
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get(f"{ORDERS}/PO-1001").json()
+
+    assert body["driver"]["name"] == "Dora Driver"
+    order_queries = [q["sql"] for q in queries.captured_queries if "integrations_order" in q["sql"]]
+    assert len(order_queries) == 1
+    assert "ORDER BY" not in order_queries[0]
+    assert "geodata" not in order_queries[0]
 
 
 @pytest.mark.parametrize(
