@@ -52,13 +52,16 @@ def slot_template_get(*, organization_id, template_id, with_policy: bool = False
     `template.organization.slot_policy` (raising SlotPolicy.DoesNotExist when it has none)."""
     parsed = parse_uuid(template_id)
     related = ("zone", "organization__slot_policy") if with_policy else ("zone",)
-    template = (
+    # order_by() and a slice, not first(): the model's default ordering (by zone name) would
+    # join and sort for the one row a primary key finds.
+    matches = (
         SlotTemplate.objects.select_related(*related)
         .filter(organization_id=organization_id, pk=parsed, deleted_at=None)
-        .first()
+        .order_by()[:1]
         if parsed
-        else None
+        else []
     )
+    template = next(iter(matches), None)
     if template is None:
         raise SlotNotFound()
     return template
