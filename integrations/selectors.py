@@ -15,6 +15,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast, Coalesce
 
+from delivery.queries import unique_row
 from integrations import windows
 from integrations.errors import OrderNotFound
 from integrations.models import DeliveryWindowLoad, Order, OrderFamily, OrderStatusEvent
@@ -30,13 +31,6 @@ def _with_relations(queryset: QuerySet[Order]) -> QuerySet[Order]:
     return queryset.select_related("zone", "driver").defer("zone__geodata")
 
 
-def _unique_row(queryset: QuerySet[Order]) -> Order | None:
-    """The row of a lookup by a unique key, or None. Without ORDER BY: `first()` would add the
-    model's default ordering, which Django compiles (a third of a read's CPU) and PostgreSQL
-    sorts, for one row."""
-    return next(iter(queryset.order_by()[:1]), None)
-
-
 def order_get_by_external_ref(
     *, organization_id, external_ref: str, family: str | None = None
 ) -> Order:
@@ -45,7 +39,7 @@ def order_get_by_external_ref(
     qs = Order.objects.filter(organization_id=organization_id, external_ref=external_ref)
     if family is not None:
         qs = qs.filter(family=family)
-    order = _unique_row(_with_relations(qs))
+    order = unique_row(_with_relations(qs))
     if order is None:
         raise OrderNotFound()
     return order
@@ -55,7 +49,7 @@ def order_get(*, organization_id, order_id) -> Order:
     """The organization's order by id; 404 `Order not found` for a malformed or unknown id."""
     parsed = parse_uuid(order_id)
     order = (
-        _unique_row(
+        unique_row(
             _with_relations(Order.objects.filter(organization_id=organization_id, pk=parsed))
         )
         if parsed
@@ -69,7 +63,7 @@ def order_get(*, organization_id, order_id) -> Order:
 def order_get_by_tracking_token(*, tracking_token: str) -> Order:
     """The order of a public tracking token (no organization: the token is the credential)."""
     order = (
-        _unique_row(_with_relations(Order.objects.filter(tracking_token=tracking_token)))
+        unique_row(_with_relations(Order.objects.filter(tracking_token=tracking_token)))
         if isinstance(tracking_token, str) and tracking_token
         else None
     )

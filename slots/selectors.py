@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from delivery.queries import unique_row
 from slots.errors import NoSlotZoneForPoint, SlotNotFound
 from slots.models import SlotBooking, SlotDay, SlotTemplate, vehicle_capacity_total
 from slots.occurrences import (
@@ -52,16 +53,15 @@ def slot_template_get(*, organization_id, template_id, with_policy: bool = False
     `template.organization.slot_policy` (raising SlotPolicy.DoesNotExist when it has none)."""
     parsed = parse_uuid(template_id)
     related = ("zone", "organization__slot_policy") if with_policy else ("zone",)
-    # order_by() and a slice, not first(): the model's default ordering (by zone name) would
-    # join and sort for the one row a primary key finds.
-    matches = (
-        SlotTemplate.objects.select_related(*related)
-        .filter(organization_id=organization_id, pk=parsed, deleted_at=None)
-        .order_by()[:1]
+    template = (
+        unique_row(
+            SlotTemplate.objects.select_related(*related).filter(
+                organization_id=organization_id, pk=parsed, deleted_at=None
+            )
+        )
         if parsed
-        else []
+        else None
     )
-    template = next(iter(matches), None)
     if template is None:
         raise SlotNotFound()
     return template

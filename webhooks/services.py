@@ -122,9 +122,6 @@ def delivery_enqueue_on_commit(delivery_id) -> None:
     transaction.on_commit(lambda: delivery_enqueue(delivery_id), robust=True)
 
 
-_enqueue_on_commit = delivery_enqueue_on_commit
-
-
 def _new_partner_event_id() -> str:
     return f"evt_{uuid.uuid4().hex}"
 
@@ -208,7 +205,7 @@ def _deliver_to_destination(
         event_uuid=event_uuid, organization_id=organization_id, platform=key_platform, now=now
     )
     if delivery_id is not None:
-        _enqueue_on_commit(delivery_id)
+        delivery_enqueue_on_commit(delivery_id)
 
 
 def retry_schedule() -> list[int]:
@@ -253,7 +250,7 @@ def delivery_redeliver(*, delivery: Delivery) -> Delivery:
             "delivered_at",
         ]
     )
-    _enqueue_on_commit(delivery.id)
+    delivery_enqueue_on_commit(delivery.id)
     return delivery
 
 
@@ -292,5 +289,5 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
         if ids:
             Delivery.objects.filter(pk__in=ids).update(queued_at=now)
             for delivery_id in ids:
-                _enqueue_on_commit(delivery_id)
+                delivery_enqueue_on_commit(delivery_id)
     return len(ids)

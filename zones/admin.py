@@ -22,9 +22,9 @@ from delivery.errors import ValidationFailed
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import Organization
 from zones import services
-from zones.errors import PolygonInvalid
+from zones.errors import PolygonInvalid, ZoneHasSlotTemplates
 from zones.geometry import metres_per_degree, polygon_normalize
-from zones.models import Place, Zone, ZonePurpose
+from zones.models import Place, Zone
 
 PREVIEW_SIZE = 320
 
@@ -65,15 +65,10 @@ class ZoneAdminForm(forms.ModelForm):
 
     def clean_purpose(self):
         value = self.cleaned_data["purpose"]
-        zone = self.instance
-        if (
-            zone.pk
-            and value == ZonePurpose.DISPATCH
-            and zone.slot_templates.filter(deleted_at=None).exists()
-        ):
-            raise forms.ValidationError(
-                "This zone has slot templates; delete them before making it a dispatch zone"
-            )
+        try:
+            services.zone_purpose_change_check(zone=self.instance, purpose=value)
+        except ZoneHasSlotTemplates as exc:
+            raise forms.ValidationError(exc.message) from None
         return value
 
     def clean_timezone(self):

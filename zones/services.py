@@ -149,8 +149,7 @@ def zone_update(
     if slug is not _UNSET:
         zone.slug = slug_validate(slug)
     if purpose is not _UNSET:
-        if purpose == ZonePurpose.DISPATCH and zone.purpose != purpose:
-            _check_no_slot_templates(zone)
+        zone_purpose_change_check(zone=zone, purpose=purpose)
         zone.purpose = purpose
     if enabled is not _UNSET:
         zone.enabled = enabled
@@ -169,11 +168,17 @@ def zone_update(
     return zone
 
 
-def _check_no_slot_templates(zone: Zone) -> None:
-    """Slot templates belong to zones of purpose `slot` or `both` (interface): a zone that
+def zone_purpose_change_check(*, zone: Zone, purpose: str) -> None:
+    """Slot templates belong to zones of purpose `slot` or `both` (interface): a saved zone that
     still has live ones cannot become `dispatch`, or its slots would stay bookable while
-    availability no longer shows them."""
-    if zone.slot_templates.filter(deleted_at=None).exists():
+    availability no longer shows them. 409 `Zone <name> has slot templates; ...`. The management
+    API and the admin form both ask here."""
+    if (
+        not zone._state.adding
+        and purpose == ZonePurpose.DISPATCH
+        and zone.purpose != purpose
+        and zone.slot_templates.filter(deleted_at=None).exists()
+    ):
         raise ZoneHasSlotTemplates(zone.name)
 
 

@@ -7,6 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from tenants.models import User
+from tests.slots import helpers as slot_helpers
 from tests.zones.helpers import BERLIN, PASSWORD, box, make_admin, make_zone
 from webhooks.models import Event
 from zones.models import Place, Zone
@@ -98,6 +99,24 @@ def test_admin_refuses_a_self_intersecting_polygon(organization):
     assert response.status_code == 200
     assert "geodata polygon must not intersect itself" in response.content.decode()
     assert not Zone.objects.exists()
+
+
+def test_admin_keeps_a_zone_with_slot_templates_from_becoming_a_dispatch_zone(organization):
+    zone = make_zone(organization, "Mitte", SQUARE)
+    slot_helpers.make_template(zone)
+    client = admin_client_for(organization)
+
+    response = client.post(
+        f"/admin/zones/zone/{zone.pk}/change/", zone_form(organization, purpose="dispatch")
+    )
+
+    assert response.status_code == 200
+    assert (
+        "Zone Mitte has slot templates; delete them before making it a dispatch zone"
+        in response.content.decode()
+    )
+    zone.refresh_from_db()
+    assert zone.purpose == "both"
 
 
 def test_admin_refuses_a_bad_timezone_and_another_organization(organization, other_organization):
