@@ -170,6 +170,7 @@ def wrk(
         command = ["taskset", "-c", "1", *command]
     env = {
         **os.environ,
+        "BENCH_COMMON_LUA": str(LUA / "common.lua"),
         "BENCH_API_KEY": api_key,
         "BENCH_METHOD": method,
         "BENCH_BODY": body,
@@ -178,7 +179,9 @@ def wrk(
     output = subprocess.run(
         command, env=env, capture_output=True, text=True, check=True, timeout=seconds + 60
     ).stdout
-    line = next(line for line in output.splitlines() if line.startswith("BENCH_JSON "))
+    line = next((line for line in output.splitlines() if line.startswith("BENCH_JSON ")), None)
+    if line is None:
+        raise RuntimeError(f"wrk printed no BENCH_JSON summary (script {script}):\n{output}")
     data = json.loads(line.removeprefix("BENCH_JSON "))
     seconds_taken = data["duration_us"] / 1e6
     return Measurement(

@@ -184,13 +184,9 @@ class Data:
 # ----- scenarios -----
 
 
-def _lua_summary() -> str:
-    return (LUA / "get.lua").read_text().split("function done", 1)[1]
-
-
 def resolve_zone_script(n: int, key: str) -> str:
-    """bench/resolve_zone's wrk script (high, medium and low points in rotation) with our
-    JSON summary appended."""
+    """bench/resolve_zone's wrk script (high, medium and low points in rotation) with the
+    common JSON summary (bench/lua/common.lua)."""
     points = [
         point
         for name, values in zones_bench.scenario_points(n).items()
@@ -202,7 +198,8 @@ def resolve_zone_script(n: int, key: str) -> str:
     )
     path = ROOT / "var" / f"bench-resolve-zone-{n}.lua"
     path.write_text(
-        zones_bench.WRK_LUA % {"bodies": bodies, "key": key} + "\nfunction done" + _lua_summary()
+        'dofile(os.getenv("BENCH_COMMON_LUA"))\n'
+        + zones_bench.WRK_LUA % {"bodies": bodies, "key": key}
     )
     return str(path)
 

@@ -34,9 +34,5 @@ function done(summary, latency, requests)
   local out = io.open(os.getenv("BENCH_FULL_FILE") or "var/bench-slot-full.txt", "w")
   out:write(tostring(total) .. "\n" .. table.concat(lines, "\n"))
   out:close()
-  io.write(string.format(
-    'BENCH_JSON {"requests": %d, "duration_us": %d, "non2xx": %d, "socket_errors": %d, "p50_us": %d, "p99_us": %d}\n',
-    summary.requests, summary.duration, summary.errors.status,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    latency:percentile(50), latency:percentile(99)))
+  bench_json(summary, latency)
 end

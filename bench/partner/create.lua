@@ -1,12 +1,10 @@
 -- POST a partner order per request with a unique externalRef and Idempotency-Key (BENCH.md).
 -- BENCH_RUN makes the refs of one wrk run unique; BENCH_WINDOWS (comma-separated ISO starts,
 -- optional) rotates the delivery window booked.
+dofile(os.getenv("BENCH_COMMON_LUA"))
 local api_key = os.getenv("BENCH_API_KEY") or ""
 local run = os.getenv("BENCH_RUN") or "run"
-local windows = {}
-for start in string.gmatch(os.getenv("BENCH_WINDOWS") or "", "[^,]+") do
-  windows[#windows + 1] = start
-end
+local windows = env_list("BENCH_WINDOWS")
 local counter = 0
 
 request = function()
@@ -27,12 +25,4 @@ request = function()
     ["X-API-Key"] = api_key,
     ["Idempotency-Key"] = ref,
   }, body)
-end
-
-function done(summary, latency, requests)
-  io.write(string.format(
-    'BENCH_JSON {"requests": %d, "duration_us": %d, "non2xx": %d, "socket_errors": %d, "p50_us": %d, "p99_us": %d}\n',
-    summary.requests, summary.duration, summary.errors.status,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    latency:percentile(50), latency:percentile(99)))
 end

@@ -1,7 +1,8 @@
 -- ERP bookings (POST /api/integrations/erp/orders): a unique externalRef per request, cycling
 -- over the slots in BENCH_SLOTS ("<templateId>|<YYYY-MM-DD>,..."), and a JSON summary at the end.
+dofile(os.getenv("BENCH_COMMON_LUA"))
 local slots = {}
-for entry in string.gmatch(os.getenv("BENCH_SLOTS") or "", "[^,]+") do
+for _, entry in ipairs(env_list("BENCH_SLOTS")) do
   local template_id, date = string.match(entry, "([^|]+)|([^|]+)")
   table.insert(slots, { template_id, date })
 end
@@ -23,12 +24,4 @@ function request()
       .. '"deliverySlotTemplateId":"%s","deliverySlotDate":"%s"}',
     prefix, counter, lat, lng, slot[1], slot[2])
   return wrk.format(nil, nil, nil, body)
-end
-
-function done(summary, latency, requests)
-  io.write(string.format(
-    'BENCH_JSON {"requests": %d, "duration_us": %d, "non2xx": %d, "socket_errors": %d, "p50_us": %d, "p99_us": %d}\n',
-    summary.requests, summary.duration, summary.errors.status,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    latency:percentile(50), latency:percentile(99)))
 end
