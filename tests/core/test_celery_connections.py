@@ -48,7 +48,7 @@ def test_the_connection_outlives_a_task():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_connection_past_its_age_is_closed_after_the_task(settings):
+def test_a_connection_past_its_age_is_closed_after_the_task():
     fixup = DjangoWorkerFixup(app)
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")

@@ -35,13 +35,16 @@ def scrape(client: Client | None = None) -> str:
     return response.content.decode()
 
 
-def value(text: str, name: str, **labels) -> float:
-    """The sample `name{labels}` of an exposition; 0 when absent (a counter not yet touched)."""
+def value(text: str, name: str, *, default: float | None = None, **labels) -> float:
+    """The sample `name{labels}` of an exposition. A missing sample fails the test unless a
+    `default` is given: pass one only for a counter that may not have been touched yet."""
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
                 return sample.value
-    return 0.0
+    if default is None:
+        raise AssertionError(f"no sample {name}{labels} in the exposition:\n{text}")
+    return default
 
 
 @pytest.fixture
@@ -61,7 +64,7 @@ def test_requests_are_counted_by_method_route_and_status():
     after = scrape()
 
     def delta(name, **labels):
-        return value(after, name, **labels) - value(before, name, **labels)
+        return value(after, name, **labels) - value(before, name, default=0.0, **labels)
 
     assert delta("http_requests_total", method="GET", route="/healthz", status="200") == 2
     keys_route = "/api/provisioning/organizations/<str:org_id>/api-keys"
@@ -69,7 +72,8 @@ def test_requests_are_counted_by_method_route_and_status():
     assert delta("http_requests_total", method="GET", route="unmatched", status="404") == 1
     assert delta("http_requests_total", method="other", route="/healthz") == 1
     assert delta("http_request_duration_seconds_count", method="GET", route="/healthz") == 2
-    assert delta("http_request_duration_seconds_bucket", route="/healthz", le="+Inf") == 2
+    bucket = "http_request_duration_seconds_bucket"
+    assert delta(bucket, method="GET", route="/healthz", le="+Inf") == 2
     assert "/api/no/such/route/42" not in after  # raw paths never become labels
 
 
@@ -93,7 +97,7 @@ def test_metrics_token_is_required_from_anywhere_when_set(settings):
     assert b"http_requests_total" in right.content
 
 
-def test_metrics_take_only_get(settings):
+def test_metrics_take_only_get():
     assert Client().post("/metrics").status_code == 405
 
 
@@ -162,8 +166,10 @@ def test_bookings_count_slots_booked_and_refused_full(
     after = scrape()
     booked = value(after, "bookings_total", kind="slot", outcome="booked")
     full = value(after, "bookings_total", kind="slot", outcome="full")
-    assert booked - value(before, "bookings_total", kind="slot", outcome="booked") == 1
-    assert full - value(before, "bookings_total", kind="slot", outcome="full") == 1
+    booked_before = value(before, "bookings_total", default=0.0, kind="slot", outcome="booked")
+    full_before = value(before, "bookings_total", default=0.0, kind="slot", outcome="full")
+    assert booked - booked_before == 1
+    assert full - full_before == 1
 
 
 def test_bookings_count_partner_windows_booked_and_refused_full(
@@ -191,7 +197,8 @@ def test_bookings_count_partner_windows_booked_and_refused_full(
     for outcome in ("booked", "full"):
         labels = {"kind": "window", "outcome": outcome}
         assert (
-            value(after, "bookings_total", **labels) - value(before, "bookings_total", **labels)
+            value(after, "bookings_total", **labels)
+            - value(before, "bookings_total", default=0.0, **labels)
             == 1
         )
 
@@ -218,7 +225,8 @@ def test_webhook_attempts_are_counted_by_outcome(organization, httpserver, setti
     after = scrape()
     for outcome in ("retry", "failed", "delivered"):
         counted = value(after, "webhook_attempts_total", outcome=outcome)
-        assert counted - value(before, "webhook_attempts_total", outcome=outcome) == 1, outcome
+        earlier = value(before, "webhook_attempts_total", default=0.0, outcome=outcome)
+        assert counted - earlier == 1, outcome
 
 
 def test_redis_down_neither_breaks_a_scrape_nor_a_webhook_attempt(settings, caplog):
@@ -242,6 +250,7 @@ def _free_port() -> int:
 
 def test_gunicorn_workers_share_their_counts_in_multiprocess_mode(tmp_path):
     """Two sync workers: every scrape shows the requests all of them served."""
+    log = tmp_path / "gunicorn.log"
     metrics_dir = tmp_path / "prometheus"
     metrics_dir.mkdir()
     stale = metrics_dir / "counter_999999999.db"  # left by a process of an earlier run
@@ -256,13 +265,21 @@ def test_gunicorn_workers_share_their_counts_in_multiprocess_mode(tmp_path):
         "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
         "DATABASE_URL": f"postgres://{database['USER']}@{host}/{database['NAME']}",
     }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "delivery.wsgi:application", "-c", "gunicorn.conf.py"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    with log.open("wb") as stderr:  # a file, not a pipe nobody reads (a full pipe stalls it)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "delivery.wsgi:application",
+                "-c",
+                "gunicorn.conf.py",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -271,13 +288,14 @@ def test_gunicorn_workers_share_their_counts_in_multiprocess_mode(tmp_path):
                 requests.get(f"{base}/healthz", timeout=10)
                 break
             except (requests.ConnectionError, requests.Timeout):
-                assert time.monotonic() < deadline, server.stderr
+                assert server.poll() is None, log.read_text(errors="replace")  # it died
+                assert time.monotonic() < deadline, log.read_text(errors="replace")
                 time.sleep(0.2)
         assert not stale.exists()
         sent = 1
         # A new connection per request: until both workers have served some (files of two pids).
         while len(_pids_with_files(metrics_dir)) < 2:
-            assert sent < 500, os.listdir(metrics_dir)
+            assert sent < 500, (os.listdir(metrics_dir), log.read_text(errors="replace"))
             requests.get(f"{base}/healthz", timeout=5)
             sent += 1
         for _ in range(20):
@@ -285,7 +303,8 @@ def test_gunicorn_workers_share_their_counts_in_multiprocess_mode(tmp_path):
         sent += 20
         for _ in range(4):  # whichever worker answers the scrape shows every worker's count
             text = requests.get(f"{base}/metrics", timeout=5).text
-            assert value(text, "http_requests_total", route="/healthz", status="200") == sent
+            labels = {"method": "GET", "route": "/healthz", "status": "200"}
+            assert value(text, "http_requests_total", **labels) == sent
         assert value(text, "webhook_deliveries_due") == 0
     finally:
         server.send_signal(signal.SIGTERM)

@@ -13,20 +13,12 @@ from django.core import mail
 from rest_framework.test import APIClient
 
 from tenants.models import Membership, Organization, User
-from tests.conftest import key_client, make_api_key, make_organization
+from tests.conftest import make_api_key, make_organization
+from tests.integrations.helpers import MITTE, MITTE_GEODATA, PASSWORD, order_body
 from webhooks.models import Delivery
 from zones.models import Place
 from zones.services import place_save
 
-PASSWORD = "a-Strong-passphrase-42"
-#: about 4 km x 4 km around Berlin Mitte (52.52, 13.40)
-MITTE = (52.52, 13.40)
-MITTE_GEODATA = {
-    "type": "Polygon",
-    "coordinates": [
-        [[13.37, 52.50], [13.43, 52.50], [13.43, 52.54], [13.37, 52.54], [13.37, 52.50]]
-    ],
-}
 #: nothing listens there; deliveries stay pending (no worker runs in these tests)
 WEBHOOK_URL = "http://127.0.0.1:9/hooks"
 PLATFORMS = ("partner_a", "partner_b", "partner_c", "erp", "standard")
@@ -133,7 +125,7 @@ def build_world(name: str | None = None) -> World:
     world.ids["driver_id"] = driver["id"]
 
     partner = _created(
-        key_client_for(world, "partner_a").post(
+        world.key_client("partner_a").post(
             "/api/integrations/partner-a/orders", partner_order_body(f"PO-{n}"), format="json"
         )
     )
@@ -141,7 +133,7 @@ def build_world(name: str | None = None) -> World:
     world.ids["order_id"] = partner["id"]
     world.ids["tracking_token"] = partner["trackingToken"]
     erp = _created(
-        key_client_for(world, "erp").post(
+        world.key_client("erp").post(
             "/api/integrations/erp/orders",
             erp_order_body(f"SO-{n}", world.ids["template_id"], world.ids["slot_date"]),
             format="json",
@@ -180,10 +172,6 @@ def build_world(name: str | None = None) -> World:
     return world
 
 
-def key_client_for(world: World, platform: str) -> APIClient:
-    return world.key_client(platform)
-
-
 def provisioning_client() -> APIClient:
     client = APIClient()
     client.credentials(HTTP_X_PROVISIONING_SECRET=settings.PROVISIONING_SECRET)
@@ -191,39 +179,22 @@ def provisioning_client() -> APIClient:
 
 
 def partner_order_body(ref: str, **overrides) -> dict:
-    body = {
-        "externalRef": ref,
-        "pickupAddress": "Warehouse, Storkower Str. 1, Berlin",
-        "pickupLat": 52.53,
-        "pickupLng": 13.45,
-        "dropoffAddress": "Alexanderplatz 1, Berlin",
-        "dropoffLat": MITTE[0],
-        "dropoffLng": MITTE[1],
-        "recipientName": "Ada Lovelace",
-        "recipientPhone": "+491701234567",
-        "packageSize": "small",
-    }
-    body.update(overrides)
-    return body
+    """A partner order (tests/integrations/helpers.py `order_body`) with the reference `ref`."""
+    return order_body(externalRef=ref, **overrides)
 
 
 def erp_order_body(ref: str, template_id: str, day: str, **overrides) -> dict:
-    body = {
-        "externalRef": ref,
-        "pickupAddress": "Warehouse, Storkower Str. 1, Berlin",
-        "pickupLat": 52.53,
-        "pickupLng": 13.45,
-        "dropoffAddress": "Alexanderplatz 1, Berlin",
-        "dropoffLat": MITTE[0],
-        "dropoffLng": MITTE[1],
-        "recipientName": "Ada Lovelace",
-        "recipientPhone": "+491701234567",
-        "packageSize": "small",
-        "deliverySlotTemplateId": template_id,
-        "deliverySlotDate": day,
-    }
-    body.update(overrides)
-    return body
+    """An ERP order: a partner order body that books the slot of `template_id` on `day`."""
+    return order_body(
+        externalRef=ref, deliverySlotTemplateId=template_id, deliverySlotDate=day, **overrides
+    )
 
 
-__all__ = ["World", "build_world", "key_client", "next_weekday"]
+__all__ = [
+    "MITTE_GEODATA",
+    "World",
+    "build_world",
+    "erp_order_body",
+    "next_weekday",
+    "partner_order_body",
+]
