@@ -4,6 +4,7 @@ database of its own, and an independent HMAC check."""
 import hashlib
 import hmac
 import json
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from webhooks import services
 from zones.models import Zone
 
 #: a Redis database of the tests' own, so no other worker takes our messages (nor we theirs)
-TEST_BROKER_URL = "redis://127.0.0.1:6379/13"
+TEST_BROKER_URL = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/13")
 
 
 SQUARE = {
