@@ -6,6 +6,7 @@ import pytest
 from tenants.models import ApiKey
 from tests.conftest import assert_error
 from tests.integrations.helpers import manager_client
+from tests.tenants.test_admin import admin_client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -75,3 +76,28 @@ def test_an_update_does_not_change_it(provisioning_client, organization):
     )
 
     assert ApiKey.objects.get(pk=created["id"]).test is True
+
+
+def test_admin_creates_a_test_key_and_cannot_change_it_afterwards(organization):
+    client = admin_client_for(organization)
+
+    client.post(
+        "/admin/tenants/apikey/add/",
+        {
+            "organization": str(organization.id),
+            "name": "Sandbox from admin",
+            "platform": "partner_a",
+            "test": "on",
+            "webhook_url": "",
+        },
+        follow=True,
+    )
+    api_key = ApiKey.objects.get(name="Sandbox from admin")
+    client.post(
+        f"/admin/tenants/apikey/{api_key.pk}/change/",
+        {"name": "Renamed", "webhook_url": "", "test": ""},
+        follow=True,
+    )
+
+    api_key.refresh_from_db()
+    assert (api_key.name, api_key.test) == ("Renamed", True)
