@@ -186,8 +186,13 @@ def _step_schedule(*, countdown: int, **step) -> bool:
         name: str(value) if name in ("order_id", "driver_id") else value
         for name, value in step.items()
     }
+    # No reconnecting: a broker that is away answers the request in a moment, not seconds.
+    options = {**(celery_app.conf.broker_transport_options or {}), "max_retries": 0}
     try:
-        celery_app.send_task(STEP_TASK, kwargs=kwargs, countdown=countdown, retry=False)
+        with celery_app.connection_for_write(transport_options=options) as connection:
+            celery_app.send_task(
+                STEP_TASK, kwargs=kwargs, countdown=countdown, retry=False, connection=connection
+            )
     except (KombuError, RedisError, OSError) as exc:
         logger.error("sandbox step of %s not queued: %s", step["order_id"], exc)
         return False

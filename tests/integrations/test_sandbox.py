@@ -10,7 +10,7 @@ from tests.conftest import assert_error, key_client, make_api_key
 from tests.integrations.helpers import create_order, make_zone, manager_client
 from tests.integrations.test_admin_orders import act, admin_client_for
 from tests.tracking.conftest import advance, make_driver
-from tests.webhooks.conftest import test_broker  # noqa: F401 - the fixture, used by name
+from tests.webhooks.conftest import dead_broker, test_broker  # noqa: F401 - fixtures, by name
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -227,3 +227,12 @@ def test_admin_actions_simulate_test_orders_and_refuse_the_others(
     assert "Order LIVE-1 was not created with a test key" in shown
     with test_broker.connection_for_write() as connection:
         assert connection.default_channel.client.llen("celery") == 1
+
+
+def test_a_broker_that_is_away_answers_503(manager, test_key_client, dead_broker):  # noqa: F811
+    order = order_of(test_key_client, "SB-1")
+
+    response = simulate(manager, order)
+
+    assert_error(response, 503, "Service temporarily unavailable")
+    assert Order.objects.get(pk=order.pk).status == "pending"
