@@ -13,6 +13,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import JsonResponse
 
 from delivery.errors import error_body
+from delivery.ratelimit import rate_limit_states
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,25 @@ class RequestIdMiddleware:
         finally:
             request_id_var.reset(token)
         response["X-Request-Id"] = request_id
+        return response
+
+
+class RateLimitHeadersMiddleware:
+    """Reports the rate-limit counters a request was counted against on its response, success
+    or 429 alike, as `RateLimit-Policy` and `RateLimit` (docs/contract.md "Rate limits").
+
+    Outside ApiErrorMiddleware, so the fields survive it turning an error into the JSON body.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        states = rate_limit_states(request)
+        if states:
+            response["RateLimit-Policy"] = ", ".join(state.policy_item() for state in states)
+            response["RateLimit"] = ", ".join(state.limit_item() for state in states)
         return response
 
 

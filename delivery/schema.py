@@ -1,7 +1,11 @@
-"""OpenAPI pieces shared by every app: the error body and the standard error responses."""
+"""OpenAPI pieces shared by every app: the error body, the standard error responses, and the
+rate-limit response fields of counted operations."""
 
-from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
+
+from delivery.throttling import is_rate_limited
 
 ErrorBody = inline_serializer(
     name="Error",
@@ -28,3 +32,50 @@ _DESCRIPTIONS = {
 
 def errors(*codes: int) -> dict[int, OpenApiResponse]:
     return {code: OpenApiResponse(ErrorBody, description=_DESCRIPTIONS[code]) for code in codes}
+
+
+#: answered before any counting (authentication, permission, body size): no rate-limit fields
+_UNCOUNTED_CODES = {401, 403, 413}
+_COUNTED_CODES = [
+    code
+    for code in (200, 201, 202, 204, 400, 404, 405, 409, 415, 422, 429, 503)
+    if code not in _UNCOUNTED_CODES
+]
+
+RATE_LIMIT_HEADERS = [
+    OpenApiParameter(
+        "RateLimit-Policy",
+        str,
+        location=OpenApiParameter.HEADER,
+        response=_COUNTED_CODES,
+        description="The quota policy this request is counted against "
+        '(draft-ietf-httpapi-ratelimit-headers), e.g. `"api-key";q=600;w=60`: '
+        "q requests per w seconds (a fixed window).",
+    ),
+    OpenApiParameter(
+        "RateLimit",
+        str,
+        location=OpenApiParameter.HEADER,
+        response=_COUNTED_CODES,
+        description='Where the counter stands, e.g. `"api-key";r=599;t=42`: r requests left in '
+        "this window, which resets in t seconds. r=0 on a 429, and t equals its Retry-After.",
+    ),
+    OpenApiParameter(
+        "Retry-After",
+        int,
+        location=OpenApiParameter.HEADER,
+        response=[429],
+        description="Whole seconds (at least 1) until the window resets.",
+    ),
+]
+
+
+class RateLimitedAutoSchema(AutoSchema):
+    """Lists the rate-limit response fields on every operation that is counted
+    (docs/contract.md "Rate limits"), from the view's own throttles."""
+
+    def get_override_parameters(self):
+        parameters = super().get_override_parameters()
+        if is_rate_limited(type(self.view), self.method):
+            return [*parameters, *RATE_LIMIT_HEADERS]
+        return parameters

@@ -61,6 +61,7 @@ MIDDLEWARE = [
     # Outermost, so the latency it observes covers every other middleware.
     "delivery.metrics.MetricsMiddleware",
     "delivery.middleware.RequestIdMiddleware",
+    "delivery.middleware.RateLimitHeadersMiddleware",
     "delivery.middleware.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -146,7 +147,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_PARSER_CLASSES": ["delivery.parsers.SafeJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "delivery.schema.RateLimitedAutoSchema",
     "EXCEPTION_HANDLER": "delivery.exception_handler.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "UNAUTHENTICATED_TOKEN": None,

@@ -12,6 +12,10 @@ class ProvisioningThrottle(BaseThrottle):
     The view names its limit per HTTP method in `rate_limits` (keys of PROVISIONING_RATE_LIMITS).
     """
 
+    @staticmethod
+    def counts(view_class, method: str) -> bool:
+        return bool(view_class.rate_limits.get(method))
+
     def allow_request(self, request, view) -> bool:
         name = view.rate_limits.get(request.method)
         if name:
@@ -27,6 +31,10 @@ class ProvisioningThrottle(BaseThrottle):
 class ClientAddressThrottle(BaseThrottle):
     """Public endpoints (invites, tracking): counted per client address."""
 
+    @staticmethod
+    def counts(view_class, method: str) -> bool:
+        return True
+
     def allow_request(self, request, view) -> bool:
         enforce_rate_limit(
             request,
@@ -40,8 +48,21 @@ class ClientAddressThrottle(BaseThrottle):
 class ApiKeyThrottle(BaseThrottle):
     """Integration and public endpoints: API_RATE_LIMIT per API key."""
 
+    @staticmethod
+    def counts(view_class, method: str) -> bool:
+        return True
+
     def allow_request(self, request, view) -> bool:
         enforce_rate_limit(
             request, group="api-key", key=request.auth.key_id, rate=settings.API_RATE_LIMIT
         )
         return True
+
+
+def is_rate_limited(view_class, method: str) -> bool:
+    """Whether a request of `method` to `view_class` is counted (and so reports RateLimit)."""
+    return any(
+        throttle.counts(view_class, method)
+        for throttle in getattr(view_class, "throttle_classes", ())
+        if hasattr(throttle, "counts")
+    )

@@ -8,6 +8,7 @@ from delivery.admin_site import administered_organization_ids
 from delivery.errors import ApplicationError
 from integrations.models import Order, OrderStatus, OrderStatusEvent
 from integrations.services import orders as order_services
+from integrations.services import sandbox
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import Driver
 from tenants.selectors import parse_uuid
@@ -49,6 +50,14 @@ def _transition_action(to_status: str, description: str):
     return admin.action(description=description)(action)
 
 
+def _simulate_action(outcome: str, description: str):
+    def action(modeladmin, request, queryset):
+        modeladmin.simulate_selected(request, queryset, outcome)
+
+    action.__name__ = f"simulate_{outcome}"
+    return admin.action(description=description)(action)
+
+
 @admin.register(Order)
 class OrderAdmin(OrganizationScopedAdmin):
     list_display = (
@@ -80,6 +89,8 @@ class OrderAdmin(OrganizationScopedAdmin):
         _transition_action(OrderStatus.FAILED, "Mark failed"),
         _transition_action(OrderStatus.CANCELLED, "Cancel"),
         _transition_action(OrderStatus.PENDING, "Return to pending"),
+        _simulate_action(OrderStatus.DELIVERED, "Sandbox: simulate until delivered (test keys)"),
+        _simulate_action(OrderStatus.FAILED, "Sandbox: simulate until failed (test keys)"),
     )
 
     def get_readonly_fields(self, request, obj=None):
@@ -121,6 +132,31 @@ class OrderAdmin(OrganizationScopedAdmin):
             moved += 1
         if moved:
             self.message_user(request, f"Moved {moved} order(s) to {to_status}.")
+        for message in refused:
+            self.message_user(request, message, level=messages.ERROR)
+
+    def simulate_selected(self, request, queryset, outcome: str) -> None:
+        """The management API's simulate, per selected order, at the default pace."""
+        started, refused = 0, []
+        for order in queryset.select_related("organization"):
+            try:
+                sandbox.order_simulation_start(
+                    organization=order.organization,
+                    order_id=order.id,
+                    outcome=outcome,
+                    actor=f"sandbox ({request.user.get_username()})",
+                )
+            except ApplicationError as exc:
+                message = exc.message if isinstance(exc.message, str) else "; ".join(exc.message)
+                refused.append(message)
+                continue
+            started += 1
+        if started:
+            self.message_user(
+                request,
+                f"Simulating {started} order(s) until {outcome}, one status every "
+                f"{sandbox.DEFAULT_STEP_SECONDS} s.",
+            )
         for message in refused:
             self.message_user(request, message, level=messages.ERROR)
 

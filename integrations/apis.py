@@ -1,6 +1,7 @@
-"""Management API of orders (decisions §11, §12): list, detail, status transition."""
+"""Management API of orders (decisions §11, §12): list, detail, status transition, and the
+lifecycle sandbox."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from delivery.schema import errors
@@ -10,9 +11,12 @@ from integrations.serializers import (
     ManagedOrderDetailOutput,
     OrderListQuery,
     OrderPageOutput,
+    OrderSimulationInput,
+    OrderSimulationOutput,
     OrderTransitionInput,
 )
 from integrations.services import orders as order_services
+from integrations.services import sandbox
 from tenants import selectors as tenant_selectors
 from tenants.api_bases import ManagementApiView
 
@@ -86,3 +90,33 @@ class ManagedOrderTransitionApi(ManagementApiView):
         )
         order = selectors.order_get_with_history(organization_id=organization.id, order_id=order.id)
         return Response(ManagedOrderDetailOutput(order).data)
+
+
+class ManagedOrderSimulateApi(ManagementApiView):
+    @extend_schema(
+        tags=TAG,
+        request=OrderSimulationInput,
+        responses={
+            202: OpenApiResponse(OrderSimulationOutput, description="Simulation scheduled"),
+            **errors(400, 401, 404, 409, 415, 503),
+        },
+        description="Sandbox: moves an order created with a test key through assigned, "
+        "picked_up, in_transit to `outcome` (delivered or failed), one status every "
+        "`stepSeconds` (1 to 300, default 5; the first at once), with the organization's sandbox "
+        "driver, through the status machine: the same webhooks and tracking changes as a real "
+        "fleet. 409 `Order <ref> was not created with a test key`; 409 with the status machine's "
+        "message for a terminal order.",
+    )
+    def post(self, request, org_id, order_id):
+        organization = self.get_organization()
+        serializer = OrderSimulationInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        simulation = sandbox.order_simulation_start(
+            organization=organization,
+            order_id=order_id,
+            outcome=data["outcome"],
+            step_seconds=data["stepSeconds"],
+            actor=f"sandbox ({request.user.email})",
+        )
+        return Response(OrderSimulationOutput(simulation).data, status=202)

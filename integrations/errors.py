@@ -58,3 +58,10 @@ class IdempotencyKeyInProgress(Conflict):
 class IdempotencyKeyInvalid(ValidationFailed):
     def __init__(self):
         super().__init__(["Idempotency-Key must be 1 to 255 printable ASCII characters"])
+
+
+class OrderNotFromTestKey(Conflict):
+    """Only orders created with a test key may be simulated (docs/webhooks.md "Sandbox")."""
+
+    def __init__(self, external_ref: str):
+        super().__init__(f"Order {external_ref} was not created with a test key")

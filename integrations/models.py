@@ -162,6 +162,17 @@ class Order(models.Model):
     driver = models.ForeignKey(
         Driver, on_delete=models.SET_NULL, null=True, blank=True, related_name="orders"
     )
+    #: the key that created it: a test key's orders may be simulated (docs/webhooks.md "Sandbox").
+    #: No index: keys are revoked, never deleted, and an index would cost every order insert.
+    api_key = models.ForeignKey(
+        ApiKey,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="orders",
+        db_index=False,
+        editable=False,
+    )
     tracking_token = models.CharField(
         max_length=64, unique=True, default=new_tracking_token, editable=False
     )

@@ -27,6 +27,8 @@ from integrations.models import (
     ServiceType,
     TemperatureClass,
 )
+from integrations.services import sandbox
+from slots.serializers import StrictIntegerField
 
 EXTERNAL_REF_PATTERN = re.compile(r"^[A-Za-z0-9\-_.:/#]+$")
 DATE_PATTERN = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
@@ -556,3 +558,35 @@ class OrderPageOutput(serializers.Serializer):
     page = serializers.IntegerField()
     pageSize = serializers.IntegerField(source="page_size")
     total = serializers.IntegerField()
+
+
+class OrderSimulationInput(serializers.Serializer):
+    """The sandbox request (docs/webhooks.md "Sandbox")."""
+
+    outcome = serializers.ChoiceField(
+        choices=sandbox.OUTCOMES,
+        error_messages={
+            "required": "outcome is required",
+            "null": "outcome is required",
+            "invalid_choice": f"outcome must be one of: {', '.join(sandbox.OUTCOMES)}",
+        },
+    )
+    stepSeconds = StrictIntegerField(
+        min_value=sandbox.MIN_STEP_SECONDS,
+        max_value=sandbox.MAX_STEP_SECONDS,
+        required=False,
+        default=sandbox.DEFAULT_STEP_SECONDS,
+        help_text="Seconds between two statuses (default 5)",
+    )
+
+
+class OrderSimulationOutput(serializers.Serializer):
+    orderId = serializers.UUIDField(source="order.id")
+    externalRef = serializers.CharField(source="order.external_ref")
+    status = serializers.CharField(source="order.status", help_text="The status it starts from")
+    outcome = serializers.CharField()
+    stepSeconds = serializers.IntegerField(source="step_seconds")
+    steps = serializers.ListField(
+        child=serializers.CharField(), help_text="The statuses it will enter, in order"
+    )
+    driverId = serializers.UUIDField(source="driver.id")

@@ -1,8 +1,8 @@
-"""Celery interface of the integrations app: periodic, id-free, safe to run twice."""
+"""Celery interface of the integrations app: small tasks calling services, safe to run twice."""
 
 from celery import shared_task
 
-from integrations.services import idempotency, partner
+from integrations.services import idempotency, partner, sandbox
 
 
 @shared_task(name="integrations.release_held_orders", acks_late=True, ignore_result=True)
@@ -15,3 +15,9 @@ def release_held_orders() -> int:
 def expire_idempotency_keys() -> int:
     """decisions §5: Idempotency-Keys are kept 24 hours."""
     return idempotency.idempotency_keys_expire()
+
+
+@shared_task(name=sandbox.STEP_TASK, acks_late=True, ignore_result=True)
+def simulate_order_step(**step) -> str | None:
+    """One status of a sandbox simulation; re-checks the order's status, so safe to run twice."""
+    return sandbox.order_simulation_step(**step)

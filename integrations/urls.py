@@ -11,4 +11,5 @@ urlpatterns = [
     *route(f"{ORG}/orders", apis.ManagedOrdersApi.as_view()),
     *route(f"{ORG}/orders/<str:order_id>", apis.ManagedOrderDetailApi.as_view()),
     *route(f"{ORG}/orders/<str:order_id>/transition", apis.ManagedOrderTransitionApi.as_view()),
+    *route(f"{ORG}/orders/<str:order_id>/simulate", apis.ManagedOrderSimulateApi.as_view()),
 ]

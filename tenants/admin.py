@@ -71,7 +71,7 @@ class DriverAdmin(OrganizationScopedAdmin):
 class ApiKeyCreateForm(forms.ModelForm):
     class Meta:
         model = ApiKey
-        fields = ("organization", "name", "platform", "webhook_url")
+        fields = ("organization", "name", "platform", "test", "webhook_url")
 
 
 @admin.register(ApiKey)
@@ -80,9 +80,18 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
 
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
-    list_display = ("name", "platform", "masked_value", "is_active", "organization", "last_used_at")
-    list_filter = ("platform", "is_active")
+    list_display = (
+        "name",
+        "platform",
+        "test",
+        "masked_value",
+        "is_active",
+        "organization",
+        "last_used_at",
+    )
+    list_filter = ("platform", "is_active", "test")
     readonly_fields = (
+        "test",
         "prefix",
         "is_active",
         "created_at",
@@ -119,6 +128,7 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
             name=obj.name,
             platform=obj.platform or Platform.STANDARD,
             webhook_url=obj.webhook_url,
+            test=obj.test,
         )
         obj.pk = issued.api_key.pk  # the admin redirects to the row the service created
         self._show_secrets(request, issued)

@@ -105,6 +105,7 @@ class ManagedApiKeysApi(ManagementApiView):
             name=data["name"],
             platform=data.get("platform") or "standard",
             webhook_url=data.get("webhookUrl") or "",
+            test=data.get("test", False),
         )
         return Response(ApiKeyIssuedOutput(issued).data, status=201)
 

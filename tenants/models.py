@@ -111,6 +111,8 @@ class ApiKey(models.Model):
     )
     name = models.CharField(max_length=200)
     platform = models.CharField(max_length=20, choices=Platform.choices, default=Platform.STANDARD)
+    #: a sandbox key: its orders may be driven through their life by the simulator
+    test = models.BooleanField(default=False)
     prefix = models.CharField(max_length=40)
     digest = models.CharField(max_length=64, unique=True)
     encrypted_value = models.TextField()

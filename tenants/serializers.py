@@ -26,6 +26,7 @@ class ApiKeyCreateInput(serializers.Serializer):
         },
     )
     platform = PlatformField(required=False)
+    test = StrictBooleanField(required=False, help_text="A sandbox key (fixed at creation)")
     webhookUrl = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
 
 
@@ -50,6 +51,7 @@ class ApiKeyListOutput(serializers.Serializer):
     name = serializers.CharField()
     apiKey = serializers.CharField(source="masked_value")
     platform = serializers.CharField()
+    test = serializers.BooleanField()
     webhookUrl = _WebhookUrlField(source="webhook_url")
     isActive = serializers.BooleanField(source="is_active")
     createdAt = serializers.DateTimeField(source="created_at")
@@ -64,6 +66,7 @@ class ApiKeyIssuedOutput(serializers.Serializer):
     apiKey = serializers.CharField(source="value")
     webhookSecret = serializers.CharField(source="webhook_secret")
     platform = serializers.CharField(source="api_key.platform")
+    test = serializers.BooleanField(source="api_key.test")
     webhookUrl = _WebhookUrlField(source="api_key.webhook_url")
     isActive = serializers.BooleanField(source="api_key.is_active")
     createdAt = serializers.DateTimeField(source="api_key.created_at")

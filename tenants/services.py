@@ -101,8 +101,12 @@ def api_key_create(
     name: str,
     platform: str = Platform.STANDARD,
     webhook_url: str = "",
+    test: bool = False,
 ) -> IssuedApiKey:
-    """Creates the organization's key for `platform`; 409 when an active one exists (§2, §3)."""
+    """Creates the organization's key for `platform`; 409 when an active one exists (§2, §3).
+
+    A `test` key is a sandbox key (docs/webhooks.md "Sandbox"); the flag never changes later.
+    """
     _validate_platform(platform)
     if webhook_url:
         validate_webhook_url(webhook_url)
@@ -115,6 +119,7 @@ def api_key_create(
                 organization=organization,
                 name=name,
                 platform=platform,
+                test=test,
                 prefix=prefix,
                 digest=secret_digest(value),
                 encrypted_value=encrypt_text(value),

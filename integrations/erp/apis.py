@@ -49,6 +49,7 @@ class ErpOrdersApi(ErpApiView):
             organization_id=request.auth.organization_id,
             platform=request.auth.platform,
             actor=actor_of(request),
+            api_key_id=request.auth.key_id,
             **serializer.service_arguments(),
         )
         return Response(ErpOrderOutput(order).data, status=201)

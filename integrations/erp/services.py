@@ -46,6 +46,7 @@ def erp_order_create(
     pickup_lng: float | None = None,
     package_size: str = "",
     actor: str = "",
+    api_key_id=None,
 ) -> Order:
     """`POST /integrations/erp/orders`: creates a `pending` order booked on the slot.
 
@@ -76,6 +77,7 @@ def erp_order_create(
             platform=platform,
             external_ref=external_ref,
             actor=actor,
+            api_key_id=api_key_id,
             pickup_address=pickup_address or "",
             pickup_lat=pickup_lat,
             pickup_lng=pickup_lng,

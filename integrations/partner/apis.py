@@ -71,6 +71,7 @@ class PartnerOrdersApi(IntegrationApiView):
                 organization_id=principal.organization_id,
                 platform=principal.platform,
                 actor=actor_of(request),
+                api_key_id=principal.key_id,
                 **serializer.validated_data,
             )
             return 201, PartnerOrderCreatedOutput(order).data

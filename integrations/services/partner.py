@@ -116,6 +116,7 @@ def partner_order_create(
     expected_barcode: str = "",
     service_type: str = "standard",
     actor: str = "",
+    api_key_id=None,
 ) -> Order:
     """`POST /integrations/partner-a/orders` after input validation (decisions §5).
 
@@ -180,6 +181,7 @@ def partner_order_create(
             platform=platform,
             external_ref=external_ref,
             actor=actor,
+            api_key_id=api_key_id,
             pickup_address=pickup_address,
             pickup_lat=pickup_lat,
             pickup_lng=pickup_lng,

@@ -395,6 +395,8 @@ def body_for(world: World, route: str, method: str) -> dict | None:
         return None
     if route.endswith("/transition"):
         return {"status": "cancelled"}
+    if route.endswith("/simulate"):
+        return {"outcome": "delivered"}
     if route.endswith("/delivery-slot"):
         return {
             "deliverySlotTemplateId": world.ids["template_id"],

@@ -211,6 +211,11 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
         path={"org_id": org, "order_id": fresh_order_id},
         also={"driverId": {404}},
     ),
+    ("post", "/api/manage/organizations/{org_id}/orders/{order_id}/simulate"): BodyOperation(
+        auth="manager",
+        body=lambda w, n: {"outcome": "delivered", "stepSeconds": 5},
+        path={"org_id": org, "order_id": fresh_order_id},
+    ),
     ("put", "/api/manage/organizations/{org_id}/slot-policy"): BodyOperation(
         auth="manager",
         body=lambda w, n: {"timezone": "Europe/Berlin", "defaultPickupAddress": "Depot 1"},
