@@ -227,6 +227,12 @@ def auth_token_delete(*, token: AuthToken) -> None:
     AuthToken.objects.filter(pk=token.pk).delete()
 
 
+def auth_token_delete_all(*, user: User) -> int:
+    """Ends every management token of the user (a password reset logs them out everywhere)."""
+    deleted, _ = AuthToken.objects.filter(user=user).delete()
+    return deleted
+
+
 def user_get_or_create(*, email: str, name: str = "") -> tuple[User, bool]:
     """Finds a user by e-mail (case-insensitively) or creates one without a usable password."""
     email = email.strip().lower()
