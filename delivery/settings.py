@@ -181,6 +181,7 @@ TRACKING_RATE_LIMIT = env.str("TRACKING_RATE_LIMIT", default="120/m")
 PROVISIONING_RATE_LIMITS = {
     "organizations.list": "120/h",
     "organizations.create": "30/h",
+    "organizations.update": "60/h",
     "admins.add": "60/h",
     "admins.resend_invite": "30/h",
     "admins.reset_password": "30/h",
