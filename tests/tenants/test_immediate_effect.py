@@ -5,6 +5,8 @@ these tests use it, change it, and call again at once."""
 
 import pytest
 from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -332,8 +334,6 @@ def test_changes_reach_another_process_at_once(tmp_path):
                 assert _get(port, issued.value)[0] == 200
             digest = services.secret_digest(issued.value)
             assert settings.CACHES["default"]["BACKEND"].endswith("RedisCache")
-            from django.core.cache import cache  # noqa: PLC0415
-
             assert cache.get(f"apikey:{digest}") is not None  # it is cached, in Redis
 
         services.api_key_revoke(api_key=revoked.api_key)
@@ -349,3 +349,19 @@ def test_changes_reach_another_process_at_once(tmp_path):
         assert _get(port, deactivated.value)[0] == 401
         # ... and the other organization's remaining key still works.
         assert _get(port, fresh.value)[0] == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_entry_cached_by_another_process_before_the_commit_is_not_trusted_after_it(tmp_path):
+    """While the revoking transaction is open, another process still reads the key as active
+    and caches it; from the commit on, that entry counts for nothing."""
+    organization = make_organization("Acme")
+    issued = make_api_key(organization, "standard")
+    with gunicorn_server(tmp_path, BENCH_ENDPOINTS="true") as port:
+        assert _get(port, issued.value)[0] == 200
+        with transaction.atomic():
+            services.api_key_revoke(api_key=issued.api_key)
+            # Not committed: the worker's own connection still sees the active row.
+            assert _get(port, issued.value)[0] == 200
+            assert _get(port, issued.value)[0] == 200  # and now answers from its cache
+        assert _get(port, issued.value)[0] == 401
