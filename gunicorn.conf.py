@@ -10,6 +10,16 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG") or None
 errorlog = "-"
 
+# What gunicorn refuses before Django (README "Limits gunicorn enforces"): a request line longer
+# than this (method, path with query string and version) gets 414, more header fields than this
+# or a field (name, colon and value) longer than this gets 431. 8190 is the largest request line
+# gunicorn accepts; every limit is kept finite so a client cannot make a worker buffer without
+# bound. Those answers, and the 400 for a malformed header (a NUL in a value, say), carry the
+# contract's JSON error body (delivery/gunicorn_errors.py).
+limit_request_line = int(os.environ.get("GUNICORN_LIMIT_REQUEST_LINE", "8190"))
+limit_request_fields = int(os.environ.get("GUNICORN_LIMIT_REQUEST_FIELDS", "100"))
+limit_request_field_size = int(os.environ.get("GUNICORN_LIMIT_REQUEST_FIELD_SIZE", "8190"))
+
 # Prometheus multiprocess mode (delivery/metrics.py): every worker writes its counters to files
 # in this directory and a scrape of any worker merges them. Set before the workers import
 # prometheus_client (they are forked after this file runs, and the app is not preloaded).
@@ -22,7 +32,11 @@ metrics_dir = os.environ.setdefault(
 
 def on_starting(server):
     """Clears what processes of an earlier run left (their counts would add to ours); files of
-    processes still running (another gunicorn sharing the directory) are kept."""
+    processes still running (another gunicorn sharing the directory) are kept. Installs the JSON
+    error writer before any worker forks."""
+    from delivery import gunicorn_errors  # noqa: PLC0415 - needs the project on sys.path
+
+    gunicorn_errors.install()
     os.makedirs(metrics_dir, exist_ok=True)
     for name in os.listdir(metrics_dir):
         if name.endswith(".db") and not _pid_alive(name):

@@ -6,14 +6,15 @@ from tenants.models import Membership, OrgRole
 
 
 def administered_organization_ids(user) -> list:
-    """The organizations whose admin `user` is (active memberships), cached on the user object."""
+    """The active organizations whose admin `user` is (active memberships), cached on the user
+    object: an inactive organization's admins get no admin site."""
     if not getattr(user, "is_authenticated", False):
         return []
     cached = getattr(user, "_administered_organization_ids", None)
     if cached is None:
         cached = list(
             Membership.objects.filter(
-                user=user, is_active=True, org_role=OrgRole.ADMIN
+                user=user, is_active=True, org_role=OrgRole.ADMIN, organization__is_active=True
             ).values_list("organization_id", flat=True)
         )
         user._administered_organization_ids = cached

@@ -1,7 +1,8 @@
 """OpenAPI pieces shared by every app: the error body, the standard error responses, and the
-rate-limit response fields of counted operations."""
+schema class that declares each operation's security and the rate-limit fields of counted
+operations."""
 
-from drf_spectacular.openapi import AutoSchema
+from drf_spectacular import openapi
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
@@ -70,11 +71,27 @@ RATE_LIMIT_HEADERS = [
 ]
 
 
-class RateLimitedAutoSchema(AutoSchema):
-    """Lists the rate-limit response fields on every operation that is counted
-    (docs/contract.md "Rate limits"), from the view's own throttles."""
+class AutoSchema(openapi.AutoSchema):
+    """Declares exactly the credentials an operation takes (the project's DEFAULT_SCHEMA_CLASS).
+
+    drf-spectacular adds an anonymous alternative (`{}`) to every view whose permission is
+    AllowAny, but each of our authentication classes refuses a request without its credentials
+    (401) whatever the permission, so that alternative would be false. An operation without
+    authentication (invites, tracking, logging in) says so with an explicit empty `security`.
+    """
+
+    def get_auth(self):
+        return [requirement for requirement in super().get_auth() if requirement]
+
+    def get_operation(self, *args, **kwargs):
+        operation = super().get_operation(*args, **kwargs)
+        if operation is not None:
+            operation.setdefault("security", [])
+        return operation
 
     def get_override_parameters(self):
+        # the rate-limit response fields on every operation that is counted (docs/contract.md
+        # "Rate limits"), from the view's own throttles
         parameters = super().get_override_parameters()
         if is_rate_limited(type(self.view), self.method):
             return [*parameters, *RATE_LIMIT_HEADERS]

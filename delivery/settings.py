@@ -147,7 +147,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_PARSER_CLASSES": ["delivery.parsers.SafeJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_SCHEMA_CLASS": "delivery.schema.RateLimitedAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "delivery.schema.AutoSchema",
     "EXCEPTION_HANDLER": "delivery.exception_handler.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "UNAUTHENTICATED_TOKEN": None,
@@ -182,6 +182,7 @@ TRACKING_RATE_LIMIT = env.str("TRACKING_RATE_LIMIT", default="120/m")
 PROVISIONING_RATE_LIMITS = {
     "organizations.list": "120/h",
     "organizations.create": "30/h",
+    "organizations.update": "60/h",
     "admins.add": "60/h",
     "admins.resend_invite": "30/h",
     "admins.reset_password": "30/h",

@@ -17,6 +17,8 @@ from provisioning.serializers import (
     OrganizationCreatedOutput,
     OrganizationCreateInput,
     OrganizationListItemOutput,
+    OrganizationOutput,
+    OrganizationUpdateInput,
     PasswordResetInput,
     PasswordResetOutput,
 )
@@ -65,6 +67,28 @@ class OrganizationsApi(ProvisioningApiView):
             admin_name=data["admin"].get("name", ""),
         )
         return Response(OrganizationCreatedOutput(result).data, status=201)
+
+
+class OrganizationDetailApi(ProvisioningApiView):
+    rate_limits = {"PATCH": "organizations.update"}
+
+    @extend_schema(
+        tags=TAG,
+        request=OrganizationUpdateInput,
+        responses={200: OrganizationOutput, **errors(400, 401, 404, 413, 415, 429)},
+        description=(
+            "Renames or (de)activates an organization. Deactivation takes effect at once, in "
+            "every process: its API keys answer 401 and its admins get neither the management "
+            "API (404 Organization not found) nor Django admin."
+        ),
+    )
+    def patch(self, request, org_id):
+        organization = tenant_selectors.organization_get(organization_id=org_id)
+        data = _validated(OrganizationUpdateInput, request.data)
+        updated = tenant_services.organization_update(
+            organization=organization, name=data.get("name"), is_active=data.get("is_active")
+        )
+        return Response(OrganizationOutput(updated).data)
 
 
 class OrganizationAdminsApi(ProvisioningApiView):

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from delivery.fields import StrictCharField, StrictEmailField
+from delivery.fields import StrictBooleanField, StrictCharField, StrictEmailField
 
 
 class AdminInput(serializers.Serializer):
@@ -28,6 +28,18 @@ class OrganizationCreateInput(serializers.Serializer):
     admin = AdminInput(
         error_messages={"required": "admin.email is required", "null": "admin.email is required"}
     )
+
+
+class OrganizationUpdateInput(serializers.Serializer):
+    name = StrictCharField(
+        max_length=200,
+        required=False,
+        error_messages={
+            "blank": "Organization name is required",
+            "null": "Organization name is required",
+        },
+    )
+    isActive = StrictBooleanField(required=False, source="is_active")
 
 
 class AdminAddInput(serializers.Serializer):

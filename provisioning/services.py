@@ -17,7 +17,12 @@ from provisioning.errors import InviteAlreadyAccepted, InviteExpired, NoPendingI
 from provisioning.models import INVITE_VALIDITY, Invite, InviteStatus
 from provisioning.selectors import invite_get_by_token
 from tenants.models import Membership, Organization, OrgRole, User
-from tenants.services import organization_create, secret_digest, user_get_or_create
+from tenants.services import (
+    auth_token_delete_all,
+    organization_create,
+    secret_digest,
+    user_get_or_create,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +184,13 @@ def _temporary_password(user: User) -> str:
 
 @transaction.atomic
 def password_reset(*, user: User, password: str | None = None) -> str | None:
-    """Sets the user's password; returns the generated one when none was given (§3)."""
+    """Sets the user's password; returns the generated one when none was given.
+
+    The parent platform vouches for its admin: memberships still waiting on an invite are
+    activated and those invites marked accepted, so the new password gives management access at
+    once. The user's existing bearer tokens end: whoever held them logged in with the old
+    password (docs/contract.md "Provisioning").
+    """
     generated = None
     if password is None:
         generated = _temporary_password(user)
@@ -188,6 +199,15 @@ def password_reset(*, user: User, password: str | None = None) -> str | None:
         _validate_password(password, user)
     user.set_password(password)
     user.save(update_fields=["password"])
+    waiting = list(Invite.objects.select_for_update().filter(user=user, accepted_at__isnull=True))
+    if waiting:
+        Membership.objects.filter(
+            user=user, organization_id__in=[invite.organization_id for invite in waiting]
+        ).update(is_active=True)
+        Invite.objects.filter(pk__in=[invite.pk for invite in waiting]).update(
+            accepted_at=timezone.now()
+        )
+    auth_token_delete_all(user=user)
     return generated
 
 

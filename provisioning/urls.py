@@ -3,6 +3,7 @@ from provisioning import apis
 
 urlpatterns = [
     *route("provisioning/organizations", apis.OrganizationsApi.as_view()),
+    *route("provisioning/organizations/<str:org_id>", apis.OrganizationDetailApi.as_view()),
     *route("provisioning/organizations/<str:org_id>/admins", apis.OrganizationAdminsApi.as_view()),
     *route("provisioning/admins/<str:user_id>/resend-invite", apis.AdminResendInviteApi.as_view()),
     *route(

@@ -7,4 +7,5 @@ class TenantsConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the OpenAPI security schemes (drf-spectacular discovers extensions on import).
-        from tenants import schema  # noqa: F401, PLC0415
+        # Connects the API-key cache invalidation to every save and delete of keys and orgs.
+        from tenants import schema, signals  # noqa: F401, PLC0415

@@ -1,12 +1,19 @@
 """The API-key lookup cache in Redis, so authentication costs no database query (BENCH.md).
 
-Entries are keyed by the key's digest and removed when the key is rotated, revoked or updated,
-so a rotated-away value is refused at once by every process. A Redis failure falls back to the
-database; it never refuses a valid key.
+Every entry is tagged with the cache generation current when its row was read, and an entry
+counts only while that generation is still current. Any change that can refuse a key (rotate,
+revoke, an organization deactivated, a key or organization deleted) sets a new generation after
+its transaction commits (`invalidate_on_commit`), so every process refuses the key from then on:
+the generation lives in Redis, which every process reads with the entry in one round trip.
+
+A request that read the old row just before the commit stores its entry under the old
+generation, which no request trusts any more; a request that reads the new generation reads the
+row after the commit. A Redis failure falls back to the database; it never refuses a valid key.
 """
 
 import logging
 import time
+import uuid
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
@@ -20,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 ENTRY_TTL_SECONDS = 300
 LAST_USED_INTERVAL_SECONDS = 60
+GENERATION_KEY = "apikey-generation"
 
 
 @dataclass(frozen=True)
@@ -40,35 +48,52 @@ def _entry_key(digest: str) -> str:
     return f"apikey:{digest}"
 
 
-def read(digest: str) -> ApiKeyPrincipal | None:
+def read(digest: str) -> tuple[ApiKeyPrincipal | None, str | None]:
+    """The cached principal (None when absent or of an old generation) and the current
+    generation, which the caller passes to `store` after reading the database. A generation of
+    None means the cache is unavailable: nothing is stored then."""
+    entry_key = _entry_key(digest)
     try:
-        data = cache.get(_entry_key(digest))
+        found = cache.get_many([entry_key, GENERATION_KEY])
     except (RedisError, OSError) as exc:
         logger.warning("API key cache unavailable: %s", exc.__class__.__name__)
-        return None
-    return ApiKeyPrincipal(**data) if data else None
+        return None, None
+    generation = found.get(GENERATION_KEY, "")
+    data = found.get(entry_key)
+    if not data or data.pop("generation", None) != generation:
+        return None, generation
+    return ApiKeyPrincipal(**data), generation
 
 
-def store(digest: str, principal: ApiKeyPrincipal) -> None:
+def store(digest: str, principal: ApiKeyPrincipal, generation: str | None) -> None:
+    if generation is None:
+        return
     try:
-        cache.set(_entry_key(digest), asdict(principal), ENTRY_TTL_SECONDS)
+        cache.set(
+            _entry_key(digest), {**asdict(principal), "generation": generation}, ENTRY_TTL_SECONDS
+        )
     except (RedisError, OSError) as exc:
         logger.warning("API key cache unavailable: %s", exc.__class__.__name__)
 
 
-def forget(digest: str) -> None:
+def invalidate() -> None:
+    """Makes every cached entry stale, in every process, from the next request on."""
     try:
-        cache.delete(_entry_key(digest))
+        cache.set(GENERATION_KEY, uuid.uuid4().hex, None)
     except (RedisError, OSError):
-        # The entry expires on its own within ENTRY_TTL_SECONDS; say loudly that it lingers.
-        logger.error("could not drop API key cache entry; it expires within %ss", ENTRY_TTL_SECONDS)
+        # Entries expire on their own within ENTRY_TTL_SECONDS; say loudly that they linger.
+        logger.error(
+            "could not invalidate the API key cache; entries expire within %ss", ENTRY_TTL_SECONDS
+        )
 
 
-def forget_on_commit(digest: str) -> None:
-    # Dropped now (no request may re-read the old row after we commit) and again after commit
-    # (a request that read the old row before our commit may have cached it meanwhile).
-    forget(digest)
-    transaction.on_commit(lambda: forget(digest))
+def invalidate_on_commit() -> None:
+    """Now (this very transaction's later reads, and tests, see the change) and again after the
+    surrounding transaction commits (at once outside one): a request of another process that
+    re-read the old row before the commit may have cached it under the first new generation."""
+    if transaction.get_connection().in_atomic_block:
+        invalidate()
+    transaction.on_commit(invalidate)
 
 
 # Per process: when this process may next ask Redis for a key's lastUsedAt slot (time.time()),

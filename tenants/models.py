@@ -47,6 +47,20 @@ class User(AbstractBaseUser, PermissionsMixin):
         return self.email
 
 
+class KeyCacheQuerySet(models.QuerySet):
+    """`update()` on organizations and keys bypasses save() and its signals (tenants/signals.py),
+    so it invalidates the API-key cache itself: a bulk deactivation must take effect at once
+    too. Only `lastUsedAt`, written once a minute per key, cannot refuse a key."""
+
+    def update(self, **kwargs):
+        rows = super().update(**kwargs)
+        if rows and set(kwargs) - {"last_used_at"}:
+            from tenants import keycache  # noqa: PLC0415 - keycache imports this module
+
+            keycache.invalidate_on_commit()
+        return rows
+
+
 class Organization(models.Model):
     """A tenant. Every order, zone, slot and event belongs to exactly one."""
 
@@ -55,6 +69,8 @@ class Organization(models.Model):
     name = models.CharField(max_length=200)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = KeyCacheQuerySet.as_manager()
 
     class Meta:
         ordering = ("created_at", "id")
@@ -123,6 +139,8 @@ class ApiKey(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     rotated_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = KeyCacheQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -94,7 +94,7 @@ def api_key_get(*, organization: Organization, key_id) -> ApiKey:
 def api_key_authenticate(*, value: str) -> ApiKeyPrincipal:
     """Resolves an X-API-Key value: from the Redis cache, else one database query."""
     digest = secret_digest(value)
-    principal = keycache.read(digest)
+    principal, generation = keycache.read(digest)
     if principal is not None:
         return principal
     row = (
@@ -110,7 +110,7 @@ def api_key_authenticate(*, value: str) -> ApiKeyPrincipal:
         platform=row["platform"],
         name=row["name"],
     )
-    keycache.store(digest, principal)
+    keycache.store(digest, principal, generation)
     return principal
 
 
@@ -126,7 +126,9 @@ def auth_token_get(*, value: str) -> AuthToken:
 
 
 def admin_organizations(*, user: User):
+    """Active organizations the user is an active admin of (an inactive one is unknown)."""
     return Organization.objects.filter(
+        is_active=True,
         memberships__user=user,
         memberships__is_active=True,
         memberships__org_role=OrgRole.ADMIN,

@@ -66,6 +66,26 @@ def organization_create(*, name: str, slug: str | None = None) -> Organization:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+@transaction.atomic
+def organization_update(
+    *, organization: Organization, name: str | None = None, is_active: bool | None = None
+) -> Organization:
+    """Renames and/or (de)activates an organization. Deactivation takes effect at once: its keys
+    answer 401 and its admins lose the management API and Django admin when this commits (the
+    save invalidates the API-key cache: tenants/signals.py)."""
+    organization = Organization.objects.select_for_update().get(pk=organization.pk)
+    changed = []
+    if name is not None and name != organization.name:
+        organization.name = name
+        changed.append("name")
+    if is_active is not None and is_active != organization.is_active:
+        organization.is_active = is_active
+        changed.append("is_active")
+    if changed:
+        organization.save(update_fields=changed)
+    return organization
+
+
 @dataclass(frozen=True)
 class IssuedApiKey:
     """An API key with the secrets shown only once: at creation and at rotation."""
@@ -134,11 +154,11 @@ def api_key_create(
 
 @transaction.atomic
 def api_key_rotate(*, api_key: ApiKey) -> IssuedApiKey:
-    """New value and webhook secret, same id and metadata; the old value stops working at once."""
+    """New value and webhook secret, same id and metadata; the old value stops working at once
+    (every save of a key invalidates the API-key cache on commit: tenants/signals.py)."""
     api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
     if not api_key.is_active:
         raise ApiKeyRevoked()
-    old_digest = api_key.digest
     value, prefix, webhook_secret = _new_key_material(api_key.platform)
     api_key.prefix = prefix
     api_key.digest = secret_digest(value)
@@ -154,7 +174,6 @@ def api_key_rotate(*, api_key: ApiKey) -> IssuedApiKey:
             "rotated_at",
         ]
     )
-    keycache.forget_on_commit(old_digest)
     return IssuedApiKey(api_key=api_key, value=value, webhook_secret=webhook_secret)
 
 
@@ -166,7 +185,6 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
         api_key.is_active = False
         api_key.revoked_at = timezone.now()
         api_key.save(update_fields=["is_active", "revoked_at"])
-    keycache.forget_on_commit(api_key.digest)
     return api_key
 
 
@@ -198,7 +216,6 @@ def api_key_update(
             if webhook_url is not None:
                 api_key.webhook_url = webhook_url
             api_key.save(update_fields=["name", "platform", "webhook_url"])
-            keycache.forget_on_commit(api_key.digest)
     except IntegrityError:
         raise ApiKeyPlatformTaken() from None
     return api_key
@@ -230,6 +247,12 @@ def auth_token_create(*, email: str, password: str) -> IssuedAuthToken:
 
 def auth_token_delete(*, token: AuthToken) -> None:
     AuthToken.objects.filter(pk=token.pk).delete()
+
+
+def auth_token_delete_all(*, user: User) -> int:
+    """Ends every management token of the user (a password reset logs them out everywhere)."""
+    deleted, _ = AuthToken.objects.filter(user=user).delete()
+    return deleted
 
 
 def user_get_or_create(*, email: str, name: str = "") -> tuple[User, bool]:

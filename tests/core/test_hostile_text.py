@@ -276,6 +276,11 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
             "admin": {"email": f"first-{unique(n)}@example.com", "name": "First Admin"},
         },
     ),
+    ("patch", "/api/provisioning/organizations/{org_id}"): BodyOperation(
+        auth="provisioning",
+        body=lambda w, n: {"name": f"Org {unique(n)}"},
+        path={"org_id": org},
+    ),
     ("post", "/api/provisioning/organizations/{org_id}/admins"): BodyOperation(
         auth="provisioning",
         body=lambda w, n: {"email": f"second-{unique(n)}@example.com", "name": "Second Admin"},

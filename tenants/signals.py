@@ -1,0 +1,27 @@
+"""Changes that can refuse an API key invalidate the key cache once they commit, whichever path
+made them: the provisioning and management APIs, Django admin forms and actions, the services,
+or a bare `save()`/`delete()`. (`update()` is covered by `KeyCacheQuerySet`.)"""
+
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from tenants import keycache
+from tenants.models import ApiKey, Organization
+
+
+@receiver(post_save, sender=ApiKey, dispatch_uid="keycache-api-key-saved")
+def _api_key_saved(sender, instance, created, **kwargs):
+    if not created:  # a new key was never cached, so nothing can be stale
+        keycache.invalidate_on_commit()
+
+
+@receiver(post_save, sender=Organization, dispatch_uid="keycache-organization-saved")
+def _organization_saved(sender, instance, created, **kwargs):
+    if not created:
+        keycache.invalidate_on_commit()
+
+
+@receiver(post_delete, sender=ApiKey, dispatch_uid="keycache-api-key-deleted")
+@receiver(post_delete, sender=Organization, dispatch_uid="keycache-organization-deleted")
+def _deleted(sender, instance, **kwargs):
+    keycache.invalidate_on_commit()
