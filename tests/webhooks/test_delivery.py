@@ -276,7 +276,7 @@ def test_private_url_is_refused_at_send_time(organization, receiver, settings):
     assert delivery.attempts == 1
     assert delivery.status == DeliveryStatus.PENDING
     assert delivery.last_error == (
-        "webhookUrl must not point to a private, loopback or link-local address"
+        "webhookUrl must not point to a private, loopback, link-local or other non-public address"
     )
     attempt = DeliveryAttempt.objects.get(delivery=delivery)
     assert (attempt.succeeded, attempt.error) == (False, delivery.last_error)
