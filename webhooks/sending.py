@@ -128,12 +128,21 @@ def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
             },
         )
         row = cursor.fetchone()
+        early = None
         if row is None:
             # Not ours, not due, done, or its destination is at the in-flight limit: then it is
             # parked, and the next attempt to that destination that ends hands it its slot.
             cursor.execute(statements.PARK, {"id": delivery_id, "now": now})
             if cursor.fetchone() is not None:
                 logger.info("webhook delivery %s waits: its destination is busy", delivery_id)
+            else:
+                cursor.execute(
+                    statements.EARLY,
+                    {"id": delivery_id, "now": now, "horizon": now + services.countdown_horizon()},
+                )
+                early = cursor.fetchone()
+    if early is not None:
+        services.delivery_enqueue_on_commit(delivery_id, eta=early[0])
     if row is None:
         return None
     (
@@ -302,8 +311,12 @@ def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) 
         due = services.attempt_due_at(
             schedule_start=delivery.schedule_start, attempt_in_round=attempt_in_round + 1
         )
-        # Nothing is queued for the retry: the sweep picks it up once due.
         next_attempt_at = max(due, now)
+    # A retry due before the sweep could see it is queued now, with a countdown to its due
+    # time; a later one is queued by the sweep that runs just before it is due.
+    queued_at = None
+    if next_attempt_at is not None and next_attempt_at <= now + services.countdown_horizon():
+        queued_at = now
     with _bookkeeping() as cursor:
         cursor.execute(
             statements.RECORD,
@@ -319,6 +332,7 @@ def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) 
                 "status": status,
                 "next_attempt_at": next_attempt_at,
                 "delivered_at": delivered_at,
+                "queued_at": queued_at,
                 "now": now,
                 "api_key_id": delivery.api_key.id,
             },
@@ -326,6 +340,8 @@ def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) 
         updated, handed_over = cursor.fetchone()
     if not updated:
         logger.info("webhook delivery %s was redelivered during attempt %s", delivery.id, number)
+    elif queued_at is not None:
+        services.delivery_enqueue_on_commit(delivery.id, eta=next_attempt_at)
     if handed_over is not None:
         services.delivery_enqueue_on_commit(handed_over)
 
