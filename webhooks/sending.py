@@ -4,7 +4,9 @@ The claim is a conditional UPDATE (healthchecks' way): a worker owns the attempt
 moved `claim_token` while the delivery was pending, due and unclaimed, so two workers never
 send the same attempt. The claim is a lease longer than any HTTP call; a worker that dies
 mid-attempt leaves a lease that expires, and the sweep hands the attempt to another worker.
-No transaction is held open across the HTTP call.
+No transaction is held open across the HTTP call. The URL's host is resolved once per
+attempt and the POST goes to the address just checked (delivery/netguard.py), with the URL's
+host as `Host`, TLS server name and certificate name.
 """
 
 import logging
@@ -21,15 +23,8 @@ from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
-from urllib3.exceptions import (
-    HTTPError,
-    NewConnectionError,
-    ProtocolError,
-    SSLError,
-)
-from urllib3.exceptions import (
-    TimeoutError as Urllib3Timeout,
-)
+from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError
+from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util import Timeout
 
 from delivery import metrics, netguard
