@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.db import models
 
+from delivery import netguard
 from tenants import services
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import ApiKey, Driver, Membership, Organization, Platform, User
@@ -68,7 +69,21 @@ class DriverAdmin(OrganizationScopedAdmin):
     search_fields = ("name", "phone")
 
 
-class ApiKeyCreateForm(forms.ModelForm):
+class ApiKeyChangeForm(forms.ModelForm):
+    """The webhook URL is checked by the form, so a refused one is a form error, not a 500
+    (the services check it again)."""
+
+    def clean_webhook_url(self) -> str:
+        url = self.cleaned_data.get("webhook_url") or ""
+        if url:
+            try:
+                netguard.webhook_url_validate(url)
+            except netguard.WebhookUrlRefused as refused:
+                raise forms.ValidationError(refused.message) from None
+        return url
+
+
+class ApiKeyCreateForm(ApiKeyChangeForm):
     class Meta:
         model = ApiKey
         fields = ("organization", "name", "platform", "test", "webhook_url")
@@ -78,6 +93,7 @@ class ApiKeyCreateForm(forms.ModelForm):
 class ApiKeyAdmin(OrganizationScopedAdmin):
     """Keys are created, rotated and revoked through the services; values are shown only once."""
 
+    form = ApiKeyChangeForm
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     list_display = (

@@ -13,6 +13,7 @@ from django.utils.text import slugify
 
 from delivery.encryption import encrypt_text
 from delivery.errors import ValidationFailed
+from delivery.netguard import webhook_url_validate
 from tenants import keycache
 from tenants.errors import (
     ApiKeyPlatformTaken,
@@ -21,7 +22,6 @@ from tenants.errors import (
     SlugTaken,
 )
 from tenants.models import ApiKey, AuthToken, Driver, Organization, Platform, User
-from webhooks.destinations import validate_webhook_url
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SLUG_MAX_LENGTH = 63
@@ -129,7 +129,7 @@ def api_key_create(
     """
     _validate_platform(platform)
     if webhook_url:
-        validate_webhook_url(webhook_url)
+        webhook_url_validate(webhook_url)
     if _platform_is_taken(organization=organization, platform=platform):
         raise ApiKeyPlatformTaken()
     value, prefix, webhook_secret = _new_key_material(platform)
@@ -199,7 +199,7 @@ def api_key_update(
     if platform is not None:
         _validate_platform(platform)
     if webhook_url:
-        validate_webhook_url(webhook_url)
+        webhook_url_validate(webhook_url)
     try:
         with transaction.atomic():
             api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)

@@ -1,7 +1,8 @@
 """Payload builders of the ERP family's events (interface "ERP family events", decisions §7).
 
 Called by the zones and slots services inside their transactions. `erp.polygon.updated` and
-`erp.slots.updated` carry hour-bucketed ids (UTC) and coalesce while unsent.
+`erp.slots.updated` carry hour-bucketed ids (UTC) and coalesce while unsent; both carry the
+`updatedAt` of the change, which tells a newer snapshot under the same id from an older one.
 """
 
 from datetime import UTC, datetime
@@ -62,9 +63,14 @@ def polygon_updated_emit(*, zone, deleted: bool = False) -> None:
     )
 
 
-def slots_updated_emit(*, zone, slots: list[dict], availability: list[dict]) -> None:
+def slots_updated_emit(
+    *, zone, slots: list[dict], availability: list[dict], updated_at: datetime | None = None
+) -> None:
     """`erp.slots.updated`: the zone's templates (`slots`) and `availability` as built by the
-    slots service (items as in the interface's table)."""
+    slots service (items as in the interface's table), and `updatedAt`, the moment of the
+    change (default now): a newer change in the same hour goes out under the same id with a
+    later `updatedAt`, so receivers apply these snapshots when newer (docs/contract.md
+    "Webhooks")."""
     services.event_emit(
         organization_id=zone.organization_id,
         family=Family.ERP,
@@ -77,6 +83,7 @@ def slots_updated_emit(*, zone, slots: list[dict], availability: list[dict]) -> 
             "geodata": zone.geodata,
             "slots": slots,
             "availability": availability,
+            "updatedAt": _iso(updated_at or timezone.now()),
         },
         coalesce=True,
     )

@@ -1,9 +1,4 @@
-from delivery.errors import NotFound, ValidationFailed
-
-
-class WebhookUrlRefused(ValidationFailed):
-    def __init__(self, reason: str):
-        super().__init__([f"webhookUrl {reason}"])
+from delivery.errors import NotFound
 
 
 class DeliveryNotFound(NotFound):

@@ -4,7 +4,9 @@ The claim is a conditional UPDATE (healthchecks' way): a worker owns the attempt
 moved `claim_token` while the delivery was pending, due and unclaimed, so two workers never
 send the same attempt. The claim is a lease longer than any HTTP call; a worker that dies
 mid-attempt leaves a lease that expires, and the sweep hands the attempt to another worker.
-No transaction is held open across the HTTP call.
+No transaction is held open across the HTTP call. The URL's host is resolved once per
+attempt and the POST goes to the address just checked (delivery/netguard.py), with the URL's
+host as `Host`, TLS server name and certificate name.
 """
 
 import logging
@@ -15,19 +17,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
-import requests
+import certifi
+import urllib3
 from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError
+from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util import Timeout
 
-from delivery import metrics
+from delivery import metrics, netguard
 from delivery.encryption import decrypt_text
+from delivery.netguard import Destination, WebhookUrlRefused
 from tenants.models import ApiKey
 from webhooks import services, signing, statements
-from webhooks.destinations import validate_webhook_url
-from webhooks.errors import WebhookUrlRefused
 from webhooks.models import Delivery, DeliveryStatus, Event, Family
 
 logger = logging.getLogger(__name__)
@@ -36,17 +40,38 @@ logger = logging.getLogger(__name__)
 MAX_RESPONSE_BYTES = 64 * 1024
 ERROR_MAX_LENGTH = 500
 
+#: the certificate authorities a receiver's certificate must chain to
+CA_CERTS = certifi.where()
+#: keep-alive connection pools per worker thread, one per (address, host name)
+POOLS_PER_THREAD = 32
+
 _local = threading.local()
 
 
-def _session() -> requests.Session:
-    """One keep-alive session per worker thread (requests.Session is not thread-safe)."""
-    session = getattr(_local, "session", None)
-    if session is None:
-        session = requests.Session()
-        session.trust_env = False  # never send webhooks through an environment proxy
-        _local.session = session
-    return session
+def _pools() -> urllib3.PoolManager:
+    """One pool manager per worker thread; no environment proxy is ever used."""
+    pools = getattr(_local, "pools", None)
+    if pools is None:
+        pools = urllib3.PoolManager(num_pools=POOLS_PER_THREAD, maxsize=1, retries=False)
+        _local.pools = pools
+    return pools
+
+
+def _pool(destination: Destination, address: str):
+    """The keep-alive pool that connects to `address` (already checked) and speaks to the
+    host of the URL: `Host` header, TLS server name (SNI) and certificate check all use the
+    URL's host name, never the address."""
+    pool_kwargs: dict = {}
+    if destination.scheme == "https":
+        pool_kwargs = {
+            "server_hostname": destination.hostname,
+            "assert_hostname": destination.hostname,
+            "cert_reqs": "CERT_REQUIRED",
+            "ca_certs": CA_CERTS,
+        }
+    return _pools().connection_from_host(
+        address, port=destination.port, scheme=destination.scheme, pool_kwargs=pool_kwargs
+    )
 
 
 @dataclass(frozen=True)
@@ -98,12 +123,21 @@ def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
             },
         )
         row = cursor.fetchone()
+        early = None
         if row is None:
             # Not ours, not due, done, or its destination is at the in-flight limit: then it is
             # parked, and the next attempt to that destination that ends hands it its slot.
             cursor.execute(statements.PARK, {"id": delivery_id, "now": now})
             if cursor.fetchone() is not None:
                 logger.info("webhook delivery %s waits: its destination is busy", delivery_id)
+            else:
+                cursor.execute(
+                    statements.EARLY,
+                    {"id": delivery_id, "now": now, "horizon": now + services.countdown_horizon()},
+                )
+                early = cursor.fetchone()
+    if early is not None:
+        services.delivery_enqueue_on_commit(delivery_id, eta=early[0])
     if row is None:
         return None
     (
@@ -159,35 +193,67 @@ def _error_text(message: str) -> str:
     return message[:ERROR_MAX_LENGTH]
 
 
-def _post(url: str, request: signing.SignedRequest) -> Outcome:
-    """POSTs once; success is a 2xx within WEBHOOK_TIMEOUT_SECONDS (redirects not followed)."""
+def _read_some(response, *, started: float, total: float) -> bool:
+    """Reads the answer's body up to MAX_RESPONSE_BYTES within the time left; True if it was
+    read to the end (then the connection can be kept alive)."""
+    read = 0
+    for chunk in response.stream(8192):
+        read += len(chunk)
+        if read > MAX_RESPONSE_BYTES or time.monotonic() - started > total:
+            return False
+    return True
+
+
+def _post(destination: Destination, request: signing.SignedRequest) -> Outcome:
+    """POSTs once to the checked address; success is a 2xx within WEBHOOK_TIMEOUT_SECONDS
+    (redirects not followed). An address that refuses the connection hands over to the next
+    one (nothing was sent to it)."""
     total = float(settings.WEBHOOK_TIMEOUT_SECONDS)
     # Connecting gets at most 3 s; reading gets what is left of the total (urllib3 `total`).
     timeout = Timeout(connect=min(3.0, total), read=total, total=total)
+    headers = {**request.headers, "Host": destination.host_header}
     started = time.monotonic()
 
     def elapsed_ms() -> int:
         return int((time.monotonic() - started) * 1000)
 
-    try:
-        with _session().post(
-            url,
-            data=request.body,
-            headers=request.headers,
-            timeout=timeout,
-            allow_redirects=False,
-            stream=True,
-        ) as response:
-            read = 0
-            for chunk in response.iter_content(8192):
-                read += len(chunk)
-                if read > MAX_RESPONSE_BYTES or time.monotonic() - started > total:
-                    break
-            status_code = response.status_code
-    except requests.Timeout:
-        return Outcome(None, f"Timed out after {total:g} s", elapsed_ms())
-    except requests.RequestException as exc:
-        return Outcome(None, _error_text(f"{type(exc).__name__}: {exc}"), elapsed_ms())
+    status_code = None
+    for number, address in enumerate(destination.addresses, start=1):
+        try:
+            response = _pool(destination, address).urlopen(
+                "POST",
+                destination.target,
+                body=request.body,
+                headers=headers,
+                timeout=timeout,
+                retries=False,
+                redirect=False,
+                assert_same_host=False,
+                preload_content=False,
+            )
+            complete = False
+            try:
+                complete = _read_some(response, started=started, total=total)
+                status_code = response.status
+            finally:
+                if not complete:
+                    response.close()  # not reusable: unread bytes are still on the wire
+                response.release_conn()
+            break
+        except NewConnectionError as exc:
+            # (urllib3 makes it a subclass of its connect timeout: caught first.)
+            if number < len(destination.addresses):
+                continue
+            reason = exc.__cause__ or exc
+            return Outcome(None, _error_text(f"ConnectionError: {address}: {reason}"), elapsed_ms())
+        except Urllib3Timeout:
+            return Outcome(None, f"Timed out after {total:g} s", elapsed_ms())
+        except SSLError as exc:
+            return Outcome(None, _error_text(f"SSLError: {exc}"), elapsed_ms())
+        except ProtocolError as exc:
+            return Outcome(None, _error_text(f"ConnectionError: {exc}"), elapsed_ms())
+        except HTTPError as exc:
+            return Outcome(None, _error_text(f"{type(exc).__name__}: {exc}"), elapsed_ms())
     latency = elapsed_ms()
     if latency > total * 1000:
         return Outcome(status_code, f"Timed out after {total:g} s", latency)
@@ -201,7 +267,9 @@ def _send(delivery: Delivery) -> Outcome:
     if not api_key.is_active:
         return Outcome(None, "API key is revoked", 0, permanent=True)
     try:
-        validate_webhook_url(delivery.url)  # decisions §3: checked again at delivery time
+        # Checked again at delivery time, resolving once: the connection goes to these
+        # addresses, so a DNS answer that changed since (rebinding) is never used.
+        destination = netguard.webhook_destination(delivery.url)
     except WebhookUrlRefused as refused:
         return Outcome(None, _error_text(str(refused)), 0)
     try:
@@ -217,7 +285,7 @@ def _send(delivery: Delivery) -> Outcome:
             )
     except InvalidToken:
         return Outcome(None, "Signing secret cannot be decrypted", 0)
-    return _post(delivery.url, request)
+    return _post(destination, request)
 
 
 def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) -> None:
@@ -238,8 +306,12 @@ def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) 
         due = services.attempt_due_at(
             schedule_start=delivery.schedule_start, attempt_in_round=attempt_in_round + 1
         )
-        # Nothing is queued for the retry: the sweep picks it up once due.
         next_attempt_at = max(due, now)
+    # A retry due before the sweep could see it is queued now, with a countdown to its due
+    # time; a later one is queued by the sweep that runs just before it is due.
+    queued_at = None
+    if next_attempt_at is not None and next_attempt_at <= now + services.countdown_horizon():
+        queued_at = now
     with _bookkeeping() as cursor:
         cursor.execute(
             statements.RECORD,
@@ -255,6 +327,7 @@ def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) 
                 "status": status,
                 "next_attempt_at": next_attempt_at,
                 "delivered_at": delivered_at,
+                "queued_at": queued_at,
                 "now": now,
                 "api_key_id": delivery.api_key.id,
             },
@@ -262,6 +335,8 @@ def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) 
         updated, handed_over = cursor.fetchone()
     if not updated:
         logger.info("webhook delivery %s was redelivered during attempt %s", delivery.id, number)
+    elif queued_at is not None:
+        services.delivery_enqueue_on_commit(delivery.id, eta=next_attempt_at)
     if handed_over is not None:
         services.delivery_enqueue_on_commit(handed_over)
 

@@ -97,15 +97,31 @@ def _publishing_connection() -> Connection:
         return connection
 
 
-def delivery_enqueue(delivery_id) -> None:
-    """Publishes the delivery task; a broker failure is logged, never raised (the sweep
-    re-queues the delivery when its message is missing)."""
+def countdown_horizon() -> timedelta:
+    """Attempts due within this are queued with a countdown to their due time (by the failed
+    attempt before them, or by the sweep looking this far ahead); later ones wait for a later
+    sweep. One sweep interval plus a second for the beat's jitter, so every attempt is queued
+    before it is due, whatever the schedule (docs/contract.md "Webhooks": within about a
+    second). Short, so no countdown outlives Redis's visibility timeout (no long broker
+    countdowns, same section), and shorter than REQUEUE_AFTER_SECONDS, so a queued message is
+    never presumed lost before it is due."""
+    seconds = float(settings.WEBHOOK_SWEEP_INTERVAL_SECONDS) + 1.0
+    return timedelta(seconds=min(seconds, REQUEUE_AFTER_SECONDS / 2))
+
+
+def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
+    """Publishes the delivery task (to run at `eta` when given, a moment at most
+    countdown_horizon() ahead); a broker failure is logged, never raised (the sweep re-queues
+    the delivery when its message is missing)."""
     if not broker_breaker.allows_publishing():
         logger.info("webhook delivery %s left to the sweep (broker unavailable)", delivery_id)
         return
+    options = {"eta": eta} if eta is not None and eta > timezone.now() else {}
     try:
         with producers[_publishing_connection()].acquire(block=True, timeout=5) as producer:
-            tasks.deliver.apply_async(args=[str(delivery_id)], retry=False, producer=producer)
+            tasks.deliver.apply_async(
+                args=[str(delivery_id)], retry=False, producer=producer, **options
+            )
     except (KombuError, RedisError, OSError) as exc:
         broker_breaker.trip()
         logger.warning(
@@ -117,9 +133,9 @@ def delivery_enqueue(delivery_id) -> None:
         )
 
 
-def delivery_enqueue_on_commit(delivery_id) -> None:
+def delivery_enqueue_on_commit(delivery_id, *, eta: datetime | None = None) -> None:
     """Publishes the delivery task once the current transaction commits (at once outside one)."""
-    transaction.on_commit(lambda: delivery_enqueue(delivery_id), robust=True)
+    transaction.on_commit(lambda: delivery_enqueue(delivery_id, eta=eta), robust=True)
 
 
 def _new_partner_event_id() -> str:
@@ -255,10 +271,13 @@ def delivery_redeliver(*, delivery: Delivery) -> Delivery:
 
 
 def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SIZE) -> int:
-    """Queues every due pending delivery that has no live message or claim; returns how many.
+    """Queues every pending delivery due by now + countdown_horizon() that has no live message
+    or claim, to run at its due time; returns how many.
 
-    Safe with several sweepers: rows are taken with SKIP LOCKED and marked `queued_at` in the
-    same transaction, so each due delivery is queued once per REQUEUE_AFTER_SECONDS.
+    Looking ahead is what keeps attempts on time: a retry due between two runs is queued by
+    the run before with a countdown, instead of waiting for the run after. Safe with several
+    sweepers: rows are taken with SKIP LOCKED and marked `queued_at` in the same transaction,
+    so each due delivery is queued once per REQUEUE_AFTER_SECONDS.
     """
     now = now or timezone.now()
     stale = now - timedelta(seconds=REQUEUE_AFTER_SECONDS)
@@ -276,18 +295,18 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
         .values("n")
     )
     with transaction.atomic():
-        ids = list(
+        due = dict(
             Delivery.objects.select_for_update(skip_locked=True)
-            .filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
+            .filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now + countdown_horizon())
             .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=stale))
             .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
             .annotate(in_flight=Coalesce(Subquery(in_flight), 0))
             .filter(in_flight__lt=settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION)
             .order_by("next_attempt_at")
-            .values_list("id", flat=True)[:limit]
+            .values_list("id", "next_attempt_at")[:limit]
         )
-        if ids:
-            Delivery.objects.filter(pk__in=ids).update(queued_at=now)
-            for delivery_id in ids:
-                delivery_enqueue_on_commit(delivery_id)
-    return len(ids)
+        if due:
+            Delivery.objects.filter(pk__in=due).update(queued_at=now)
+            for delivery_id, due_at in due.items():
+                delivery_enqueue_on_commit(delivery_id, eta=due_at)
+    return len(due)

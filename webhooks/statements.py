@@ -186,8 +186,18 @@ WHERE id = %(id)s AND status = 'pending' AND next_attempt_at <= %(now)s
 RETURNING id
 """
 
+#: A message that came before its attempt is due (a countdown that fired a moment early, or a
+#: message of an earlier attempt): the due time, when it is near, so the caller queues it again
+#: for then instead of leaving the attempt to a later sweep.
+EARLY = """
+SELECT next_attempt_at FROM webhooks_delivery
+WHERE id = %(id)s AND status = 'pending' AND next_attempt_at > %(now)s
+  AND next_attempt_at <= %(horizon)s AND (claimed_until IS NULL OR claimed_until < %(now)s)
+"""
+
 #: Records the attempt and moves the delivery on (only while our claim stands), and hands the
 #: freed slot of the destination to its oldest parked delivery (queued again by the caller).
+#: `queued_at` is set when the caller queues the next attempt with a countdown.
 RECORD = """
 WITH attempt AS (
     INSERT INTO webhooks_deliveryattempt
@@ -199,7 +209,7 @@ recorded AS (
     UPDATE webhooks_delivery
     SET status = %(status)s, attempts = %(number)s, last_status_code = %(status_code)s,
         last_error = %(error)s, next_attempt_at = %(next_attempt_at)s,
-        delivered_at = %(delivered_at)s, queued_at = NULL, claim_token = NULL,
+        delivered_at = %(delivered_at)s, queued_at = %(queued_at)s, claim_token = NULL,
         claimed_until = NULL
     WHERE id = %(id)s AND claim_token = %(token)s
     RETURNING id

@@ -102,3 +102,34 @@ def test_org_admin_cannot_tell_user_ids_from_made_up_ones(organization, other_or
     made_up = client.get("/admin/tenants/user/00000000-0000-4000-8000-000000000000/history/")
     assert (real.status_code, made_up.status_code) == (302, 302)
     assert real["Location"] == made_up["Location"] == "/admin/"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://user:secret@hooks.example.com/hook", "http://127.0.0.1/hook", "http://[::1]/hook"],
+)
+def test_a_refused_webhook_url_is_a_form_error_in_admin(organization, settings, url):
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
+    issued = make_api_key(organization, "partner_a", name="Ours")
+    client = admin_client_for(organization)
+
+    created = client.post(
+        "/admin/tenants/apikey/add/",
+        {
+            "organization": str(organization.id),
+            "name": "New",
+            "platform": "partner_b",
+            "webhook_url": url,
+        },
+    )
+    changed = client.post(
+        f"/admin/tenants/apikey/{issued.api_key.pk}/change/",
+        {"name": "Ours", "webhook_url": url},
+    )
+
+    for response in (created, changed):
+        assert response.status_code == 200  # the form again, with the reason
+        assert b"webhookUrl must not" in response.content
+    assert not ApiKey.objects.filter(name="New").exists()
+    issued.api_key.refresh_from_db()
+    assert issued.api_key.webhook_url == ""

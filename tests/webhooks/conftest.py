@@ -1,21 +1,33 @@
 """Webhook fixtures: a real HTTP receiver (pytest-httpserver), a real Celery worker on a Redis
-database of its own, and an independent HMAC check."""
+database of its own, an independent HMAC check, and for the address guard a DNS stub, a
+loopback-only firewall and an HTTPS receiver with a certificate of a test CA."""
 
+import functools
 import hashlib
 import hmac
+import ipaddress
 import json
 import os
+import socket
+import ssl
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from celery.contrib.testing.worker import start_worker
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from django.db import connections
+from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from delivery.celery import app as celery_app
-from webhooks import services
+from webhooks import sending, services
 from zones.models import Zone
 
 #: a Redis database of the tests' own, so no other worker takes our messages (nor we theirs)
@@ -128,3 +140,148 @@ def celery_worker(transactional_db, test_broker):
     ) as worker:
         yield worker
     connections.close_all()
+
+
+# ----- the address guard: a DNS stub, a loopback-only firewall, a TLS receiver -----
+
+#: the host name the DNS stub answers for; every other name resolves for real
+STUB_HOST = "hooks.example.test"
+
+
+@dataclass
+class StubResolver:
+    """DNS for STUB_HOST: each lookup takes the next answer (the last one repeats)."""
+
+    answers: list[list[str]] = field(default_factory=list)
+    lookups: int = 0
+
+    def getaddrinfo(self, real, host, port, *args, **kwargs):
+        if host != STUB_HOST:
+            return real(host, port, *args, **kwargs)
+        self.lookups += 1
+        addresses = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        return [
+            (
+                socket.AF_INET6 if ":" in address else socket.AF_INET,
+                socket.SOCK_STREAM,
+                socket.IPPROTO_TCP,
+                "",
+                (address, int(port or 0), 0, 0) if ":" in address else (address, int(port or 0)),
+            )
+            for address in addresses
+        ]
+
+
+@pytest.fixture
+def resolver(monkeypatch) -> StubResolver:
+    stub = StubResolver()
+    real = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", functools.partial(stub.getaddrinfo, real))
+    return stub
+
+
+class _Firewall:
+    """While on, records every outgoing TCP connect of this process and refuses (as a network
+    without a route would) every one that is not to loopback: no test traffic leaves."""
+
+    def __init__(self) -> None:
+        self.connects: list[tuple[str, int]] | None = None
+        sys.addaudithook(self._audit)
+
+    def _audit(self, event: str, args) -> None:
+        if event != "socket.connect" or self.connects is None:
+            return
+        sock, address = args
+        if sock.family not in (socket.AF_INET, socket.AF_INET6):
+            return
+        host, port = address[0], address[1]
+        self.connects.append((host, port))
+        if not ipaddress.ip_address(host.split("%", 1)[0]).is_loopback:
+            raise ConnectionRefusedError(f"test firewall: no traffic to {host}")
+
+
+_firewall = _Firewall()  # audit hooks cannot be removed: one for the session, off by default
+
+
+@pytest.fixture
+def firewall() -> _Firewall:
+    _firewall.connects = []
+    yield _firewall
+    _firewall.connects = None
+
+
+def _certificate(ca_key, ca_name, host: str, key):
+    from_now = datetime.now(UTC)
+    return (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(from_now - timedelta(minutes=5))
+        .not_valid_after(from_now + timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+
+
+@dataclass
+class TlsReceiver:
+    receiver: Receiver
+    port: int
+    #: the TLS server names (SNI) clients asked for
+    server_names: list[str]
+
+
+@pytest.fixture
+def tls_receiver_for(tmp_path, monkeypatch):
+    """A real HTTPS receiver on loopback whose certificate names `host`, signed by a CA of the
+    test's own that the sender trusts (sending.CA_CERTS)."""
+    servers = []
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Test webhook CA")])
+    from_now = datetime.now(UTC)
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(from_now - timedelta(minutes=5))
+        .not_valid_after(from_now + timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    ca_file = tmp_path / "ca.pem"
+    ca_file.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+    monkeypatch.setattr(sending, "CA_CERTS", str(ca_file))
+
+    def start(host: str) -> TlsReceiver:
+        key = ec.generate_private_key(ec.SECP256R1())
+        cert_file, key_file = tmp_path / f"{host}.pem", tmp_path / f"{host}.key"
+        cert_file.write_bytes(
+            _certificate(ca_key, ca_name, host, key).public_bytes(serialization.Encoding.PEM)
+        )
+        key_file.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert_file, key_file)
+        server_names: list[str] = []
+        context.sni_callback = lambda _sock, name, _ctx: server_names.append(name)
+        server = HTTPServer(host="127.0.0.1", port=0, ssl_context=context)
+        server.start()
+        servers.append(server)
+        result = Receiver(url=server.url_for("/hook"))
+        server.expect_request("/hook", method="POST").respond_with_handler(result.handle)
+        return TlsReceiver(receiver=result, port=server.port, server_names=server_names)
+
+    yield start
+    for server in servers:
+        server.clear()
+        if server.is_running():
+            server.stop()

@@ -276,7 +276,7 @@ def test_private_url_is_refused_at_send_time(organization, receiver, settings):
     assert delivery.attempts == 1
     assert delivery.status == DeliveryStatus.PENDING
     assert delivery.last_error == (
-        "webhookUrl must not point to a private, loopback or link-local address"
+        "webhookUrl must not point to a private, loopback, link-local or other non-public address"
     )
     attempt = DeliveryAttempt.objects.get(delivery=delivery)
     assert (attempt.succeeded, attempt.error) == (False, delivery.last_error)
@@ -359,13 +359,37 @@ def test_sweep_queues_only_due_deliveries_without_a_live_message(
             assert services.deliveries_sweep() == 2
         assert len(queued) == 2
         assert services.deliveries_sweep() == 0  # each is queued once per interval
-        # A failed attempt queues nothing: the sweep picks the retry up once due.
+        # A retry due later than the sweep looks ahead is not queued by the failed attempt:
+        # the sweep queues it (with a countdown to its due time) once it is that close.
         first = Delivery.objects.filter(organization=organization).order_by("created_at")[0]
         sending.delivery_attempt(delivery_id=first.id)
         first.refresh_from_db()
         assert first.next_attempt_at == T0 + timedelta(seconds=60)
         assert first.queued_at is None
-        clock.move_to(T0 + timedelta(seconds=59))
+        horizon = services.countdown_horizon()
+        assert horizon == timedelta(seconds=6)  # the 5 s sweep interval + 1 s
+        clock.move_to(T0 + timedelta(seconds=60) - horizon - timedelta(seconds=1))
         assert services.deliveries_sweep() == 0
-        clock.move_to(T0 + timedelta(seconds=60))
+        clock.move_to(T0 + timedelta(seconds=60) - horizon)
         assert services.deliveries_sweep() == 1
+        assert services.deliveries_sweep() == 0  # queued once
+
+
+def test_a_message_that_comes_early_is_queued_again_for_the_due_time(
+    organization, django_capture_on_commit_callbacks
+):
+    """A countdown that fires a moment before the attempt is due (clocks of two hosts) must
+    not leave the attempt to a sweep 30 s later: it is queued again for its due time."""
+    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/down")
+    with time_machine.travel(T0, tick=False) as clock:
+        emit_order_created(organization)
+        delivery_id = str(only_delivery(organization).id)
+        tasks.deliver(delivery_id)  # attempt 1 fails; attempt 2 is due at T0 + 60 s
+        clock.move_to(T0 + timedelta(seconds=59.5))
+        with django_capture_on_commit_callbacks() as queued:
+            assert tasks.deliver(delivery_id) is False
+        assert len(queued) == 1
+        clock.move_to(T0 + timedelta(seconds=30))  # far from due: nothing to queue
+        with django_capture_on_commit_callbacks() as queued:
+            assert tasks.deliver(delivery_id) is False
+        assert queued == []

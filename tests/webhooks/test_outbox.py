@@ -200,6 +200,7 @@ def test_slots_updated_payload_and_id(organization):
         "geodata": zone.geodata,
         "slots": slots,
         "availability": availability,
+        "updatedAt": "2030-03-04T10:15:30Z",
     }
 
 
