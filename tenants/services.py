@@ -1,5 +1,6 @@
 """Writes on organizations, API keys and management tokens."""
 
+import base64
 import hashlib
 import re
 import secrets
@@ -79,7 +80,9 @@ def _new_key_material(platform: str) -> tuple[str, str, str]:
     random_part = secrets.token_urlsafe(32)  # 43 URL-safe characters, 256 bits
     value = f"sk_{platform}_{random_part}"
     prefix = f"sk_{platform}_{random_part[:4]}"
-    webhook_secret = f"whsec_{secrets.token_urlsafe(32)}"
+    # The Standard Webhooks form: `whsec_` + standard base64 of 32 random bytes (keys issued
+    # before used URL-safe base64 without padding; docs/webhooks.md says how those map).
+    webhook_secret = f"whsec_{base64.b64encode(secrets.token_bytes(32)).decode()}"
     return value, prefix, webhook_secret
 
 
