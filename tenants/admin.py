@@ -8,6 +8,7 @@ from django.db import models
 from tenants import services
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import ApiKey, Driver, Membership, Organization, Platform, User
+from webhooks import catalog
 
 
 @admin.register(User)
@@ -68,10 +69,41 @@ class DriverAdmin(OrganizationScopedAdmin):
     search_fields = ("name", "phone")
 
 
+class WebhookEventsFormField(forms.MultipleChoiceField):
+    """The key's event filter as checkboxes of the catalogue; none checked means every event."""
+
+    def __init__(self, **kwargs):
+        kwargs.pop("max_length", None)
+        kwargs.pop("base_field", None)
+        super().__init__(
+            choices=[(name, name) for name in catalog.SUBSCRIBABLE_EVENTS],
+            required=False,
+            widget=forms.CheckboxSelectMultiple,
+            label="Webhook events",
+            help_text="Leave every box unchecked to receive every event.",
+        )
+
+    def clean(self, value):
+        return super().clean(value) or None
+
+    def prepare_value(self, value):
+        return value or []
+
+
 class ApiKeyCreateForm(forms.ModelForm):
+    webhook_events = WebhookEventsFormField()
+
     class Meta:
         model = ApiKey
-        fields = ("organization", "name", "platform", "webhook_url")
+        fields = ("organization", "name", "platform", "webhook_url", "webhook_events")
+
+
+class ApiKeyChangeForm(forms.ModelForm):
+    webhook_events = WebhookEventsFormField()
+
+    class Meta:
+        model = ApiKey
+        fields = ("name", "webhook_url", "webhook_events")
 
 
 @admin.register(ApiKey)
@@ -90,7 +122,8 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
         "rotated_at",
         "revoked_at",
     )
-    fields = ("organization", "name", "platform", "webhook_url", *readonly_fields)
+    form = ApiKeyChangeForm
+    fields = ("organization", "name", "platform", "webhook_url", "webhook_events", *readonly_fields)
     actions = ("rotate_keys", "revoke_keys")
 
     def get_form(self, request, obj=None, change=False, **kwargs):
@@ -111,7 +144,12 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             self.check_organization_allowed(request, obj)
-            services.api_key_update(api_key=obj, name=obj.name, webhook_url=obj.webhook_url)
+            services.api_key_update(
+                api_key=obj,
+                name=obj.name,
+                webhook_url=obj.webhook_url,
+                webhook_events=obj.webhook_events,
+            )
             return
         self.check_organization_allowed(request, obj)
         issued = services.api_key_create(
@@ -119,6 +157,7 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
             name=obj.name,
             platform=obj.platform or Platform.STANDARD,
             webhook_url=obj.webhook_url,
+            webhook_events=obj.webhook_events,
         )
         obj.pk = issued.api_key.pk  # the admin redirects to the row the service created
         self._show_secrets(request, issued)

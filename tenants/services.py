@@ -22,6 +22,7 @@ from tenants.errors import (
     SlugTaken,
 )
 from tenants.models import ApiKey, AuthToken, Driver, Organization, Platform, User
+from webhooks import catalog
 from webhooks.destinations import validate_webhook_url
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -98,15 +99,34 @@ def _validate_platform(platform: str) -> None:
         raise ValidationFailed(f"platform must be one of: {', '.join(Platform.values)}")
 
 
+#: `api_key_update(webhook_events=UNCHANGED)` leaves the filter as it is (None means "all")
+UNCHANGED = object()
+
+
+def _validated_webhook_events(webhook_events: list[str] | None) -> list[str] | None:
+    """None (every event) or the listed names once each; 400 naming each unknown name."""
+    if webhook_events is None:
+        return None
+    problems = catalog.webhook_events_problems(webhook_events)
+    if problems:
+        raise ValidationFailed(problems)
+    return catalog.webhook_events_normalize(webhook_events)
+
+
 def api_key_create(
     *,
     organization: Organization,
     name: str,
     platform: str = Platform.STANDARD,
     webhook_url: str = "",
+    webhook_events: list[str] | None = None,
 ) -> IssuedApiKey:
-    """Creates the organization's key for `platform`; 409 when an active one exists (§2, §3)."""
+    """Creates the organization's key for `platform`; 409 when an active one exists (§2, §3).
+
+    `webhook_events` lists the events its URL receives (None: all of them).
+    """
     _validate_platform(platform)
+    webhook_events = _validated_webhook_events(webhook_events)
     if webhook_url:
         validate_webhook_url(webhook_url)
     if _platform_is_taken(organization=organization, platform=platform):
@@ -123,6 +143,7 @@ def api_key_create(
                 encrypted_value=encrypt_text(value),
                 encrypted_webhook_secret=encrypt_text(webhook_secret),
                 webhook_url=webhook_url,
+                webhook_events=webhook_events,
             )
     except IntegrityError:
         # The partial unique index caught a concurrent create for the same platform.
@@ -174,10 +195,16 @@ def api_key_update(
     name: str | None = None,
     platform: str | None = None,
     webhook_url: str | None = None,
+    webhook_events=UNCHANGED,
 ) -> ApiKey:
-    """Updates name, platform and webhook URL of an active key (decisions §3)."""
+    """Updates name, platform, webhook URL and event filter of an active key (decisions §3).
+
+    `webhook_events`: a list of event names, None for every event, UNCHANGED to keep it.
+    """
     if platform is not None:
         _validate_platform(platform)
+    if webhook_events is not UNCHANGED:
+        webhook_events = _validated_webhook_events(webhook_events)
     if webhook_url:
         validate_webhook_url(webhook_url)
     try:
@@ -195,7 +222,9 @@ def api_key_update(
                 api_key.name = name
             if webhook_url is not None:
                 api_key.webhook_url = webhook_url
-            api_key.save(update_fields=["name", "platform", "webhook_url"])
+            if webhook_events is not UNCHANGED:
+                api_key.webhook_events = webhook_events
+            api_key.save(update_fields=["name", "platform", "webhook_url", "webhook_events"])
             keycache.forget_on_commit(api_key.digest)
     except IntegrityError:
         raise ApiKeyPlatformTaken() from None

@@ -175,6 +175,7 @@ def event_emit(
                     event_uuid=event_uuid,
                     organization_id=organization_id,
                     family=family,
+                    name=event,
                     platform=platform,
                     now=now,
                 )
@@ -196,13 +197,17 @@ def event_emit(
 
 
 def _deliver_to_destination(
-    *, event_uuid, organization_id, family: str, platform: str | None, now
+    *, event_uuid, organization_id, family: str, name: str, platform: str | None, now
 ) -> None:
     key_platform = Platform.ERP if family == Family.ERP else platform
     if not key_platform:
         return
     delivery_id = statements.delivery_insert(
-        event_uuid=event_uuid, organization_id=organization_id, platform=key_platform, now=now
+        event_uuid=event_uuid,
+        organization_id=organization_id,
+        platform=key_platform,
+        name=name,
+        now=now,
     )
     if delivery_id is not None:
         delivery_enqueue_on_commit(delivery_id)

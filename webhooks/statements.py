@@ -119,16 +119,18 @@ SELECT %(id)s, k.organization_id, %(event)s, k.id, k.webhook_url, %(pending)s, 0
 FROM tenants_apikey k
 WHERE k.organization_id = %(organization_id)s AND k.platform = %(platform)s AND k.is_active
   AND k.webhook_url <> ''
+  AND (k.webhook_events IS NULL OR %(name)s = ANY(k.webhook_events))
 LIMIT 1
 RETURNING id
 """
 
 
 def delivery_insert(
-    *, event_uuid: uuid.UUID, organization_id, platform: str, now: datetime
+    *, event_uuid: uuid.UUID, organization_id, platform: str, name: str, now: datetime
 ) -> uuid.UUID | None:
     """A pending delivery to the webhook URL of the organization's active key of `platform`,
-    due now and counted as queued; None (and nothing written) when there is no such URL."""
+    due now and counted as queued; None (and nothing written) when there is no such URL or
+    the key's `webhook_events` does not list the event `name`."""
     row = _one(
         _DELIVERY_INSERT,
         {
@@ -138,6 +140,7 @@ def delivery_insert(
             "now": now,
             "organization_id": organization_id,
             "platform": platform,
+            "name": name,
         },
     )
     return row[0] if row else None

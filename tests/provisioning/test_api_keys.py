@@ -48,6 +48,7 @@ def test_create_key_returns_full_value_and_webhook_secret_once(provisioning_clie
         "webhookSecret",
         "platform",
         "webhookUrl",
+        "webhookEvents",
         "isActive",
         "createdAt",
     }
@@ -119,6 +120,7 @@ def test_list_masks_values_and_shows_last_used(provisioning_client, organization
         "apiKey",
         "platform",
         "webhookUrl",
+        "webhookEvents",
         "isActive",
         "createdAt",
         "lastUsedAt",
