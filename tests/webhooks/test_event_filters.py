@@ -5,6 +5,7 @@ import pytest
 
 from tenants.services import api_key_update
 from tests.conftest import assert_error, make_api_key
+from tests.tenants.test_admin import admin_client_for
 from tests.tenants.test_management_api import login, make_admin
 from tests.webhooks.conftest import make_zone
 from webhooks import catalog, erp_events, partner_events, tasks
@@ -190,3 +191,21 @@ def test_a_filter_applies_to_erp_keys_and_an_empty_list_receives_nothing(organiz
     api_key_update(api_key=erp.api_key, webhook_events=None)
     erp_events.polygon_updated_emit(zone=make_zone(organization, name="South"))
     assert Delivery.objects.filter(organization=organization).count() == 1
+
+
+def test_admin_edits_the_filter_with_checkboxes(organization):
+    issued = make_api_key(organization, "partner_a", webhook_url="https://hooks.example.com/a")
+    client = admin_client_for(organization)
+    url = f"/admin/tenants/apikey/{issued.api_key.pk}/change/"
+    page = client.get(url)
+    assert b'value="order.delivered"' in page.content
+
+    form = {"name": "Renamed", "webhook_url": "https://hooks.example.com/a"}
+    response = client.post(url, {**form, "webhook_events": ["order.delivered", "order.failed"]})
+    assert response.status_code == 302, response.content
+    issued.api_key.refresh_from_db()
+    assert issued.api_key.webhook_events == ["order.delivered", "order.failed"]
+    # No box checked: every event again.
+    assert client.post(url, form).status_code == 302
+    issued.api_key.refresh_from_db()
+    assert issued.api_key.webhook_events is None
