@@ -4,9 +4,15 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from delivery.schema import errors
+from tenants import selectors as tenant_selectors
 from tenants.api_bases import ManagementApiView
-from webhooks import selectors, services
-from webhooks.serializers import DeliveryListInput, DeliveryOutput, DeliveryPageOutput
+from webhooks import probes, selectors, services
+from webhooks.serializers import (
+    DeliveryListInput,
+    DeliveryOutput,
+    DeliveryPageOutput,
+    TestWebhookOutput,
+)
 
 TAG = ["management"]
 
@@ -43,3 +49,20 @@ class DeliveryRedeliverApi(ManagementApiView):
         )
         delivery = services.delivery_redeliver(delivery=delivery)
         return Response(DeliveryOutput(delivery).data, status=202)
+
+
+class ApiKeyTestWebhookApi(ManagementApiView):
+    @extend_schema(
+        tags=TAG,
+        request=None,
+        responses={200: TestWebhookOutput, **errors(400, 401, 404, 409)},
+        description=(
+            "Sends a signed `webhook.test` event to the key's webhookUrl at once (one attempt, "
+            "recorded as a delivery) and answers how it went: `delivered` is true for a 2xx. "
+            "400 `API key has no webhook URL`; 409 `API key is revoked`."
+        ),
+    )
+    def post(self, request, org_id, key_id):
+        api_key = tenant_selectors.api_key_get(organization=self.get_organization(), key_id=key_id)
+        result = probes.api_key_webhook_test(api_key=api_key)
+        return Response(TestWebhookOutput(result).data)

@@ -1,4 +1,4 @@
-from delivery.errors import NotFound, ValidationFailed
+from delivery.errors import BadRequest, NotFound, ValidationFailed
 
 
 class WebhookUrlRefused(ValidationFailed):
@@ -8,3 +8,7 @@ class WebhookUrlRefused(ValidationFailed):
 
 class DeliveryNotFound(NotFound):
     default_message = "Delivery not found"
+
+
+class WebhookUrlMissing(BadRequest):
+    default_message = "API key has no webhook URL"

@@ -62,3 +62,10 @@ class DeliveryPageOutput(serializers.Serializer):
     page = serializers.IntegerField()
     pageSize = serializers.IntegerField(source="page_size")
     total = serializers.IntegerField()
+
+
+class TestWebhookOutput(serializers.Serializer):
+    delivered = serializers.BooleanField()
+    statusCode = serializers.IntegerField(source="status_code", allow_null=True)
+    latencyMs = serializers.IntegerField(source="latency_ms")
+    error = serializers.CharField(allow_null=True)

@@ -10,4 +10,8 @@ urlpatterns = [
         "manage/organizations/<str:org_id>/webhook-deliveries/<str:delivery_id>/redeliver",
         apis.DeliveryRedeliverApi.as_view(),
     ),
+    *route(
+        "manage/organizations/<str:org_id>/api-keys/<str:key_id>/test-webhook",
+        apis.ApiKeyTestWebhookApi.as_view(),
+    ),
 ]
