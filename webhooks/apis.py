@@ -11,6 +11,8 @@ from webhooks.serializers import (
     DeliveryListInput,
     DeliveryOutput,
     DeliveryPageOutput,
+    RecoverInput,
+    RecoverOutput,
     TestWebhookOutput,
 )
 
@@ -66,3 +68,35 @@ class ApiKeyTestWebhookApi(ManagementApiView):
         api_key = tenant_selectors.api_key_get(organization=self.get_organization(), key_id=key_id)
         result = probes.api_key_webhook_test(api_key=api_key)
         return Response(TestWebhookOutput(result).data)
+
+
+class DeliveriesRecoverApi(ManagementApiView):
+    @extend_schema(
+        tags=TAG,
+        request=RecoverInput,
+        responses={202: RecoverOutput, **errors(400, 401, 404)},
+        description=(
+            "Queues again every delivery of the organization that ended `failed` (its last "
+            "attempt) in [since, until) — of one key with `keyId` — oldest event first, each "
+            "once; a new round of attempts to the key's current webhookUrl. `since` is "
+            "required; `until` (default now) must be after it; date-times are ISO 8601 (UTC "
+            "without an offset). An unknown keyId: 404 `API key not found`."
+        ),
+    )
+    def post(self, request, org_id):
+        organization = self.get_organization()
+        serializer = RecoverInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        api_key_id = None
+        if data.get("keyId") is not None:
+            api_key_id = tenant_selectors.api_key_get(
+                organization=organization, key_id=data["keyId"]
+            ).id
+        queued = services.deliveries_recover(
+            organization_id=organization.id,
+            since=data["since"],
+            until=data.get("until"),
+            api_key_id=api_key_id,
+        )
+        return Response(RecoverOutput({"queued": queued}).data, status=202)

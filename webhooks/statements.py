@@ -222,3 +222,26 @@ handed_over AS (
 )
 SELECT (SELECT count(*) FROM recorded), (SELECT id FROM handed_over)
 """
+
+
+#: Recovery: the given failed deliveries start a new round, in the order of `ids`. Their due
+#: times are spaced a microsecond apart in that order, which is the order the sweep queues them
+#: and the order a destination's freed slots are handed to its parked deliveries (RECORD); only
+#: the `first` of each destination gets a message now, the others wait parked for their turn.
+#: `status = 'failed'` makes a delivery recovered once, whatever runs at the same time.
+RECOVER = """
+UPDATE webhooks_delivery d
+SET status = 'pending', round_start_attempts = d.attempts,
+    schedule_start = %(now)s + o.n * interval '1 microsecond',
+    next_attempt_at = %(now)s + o.n * interval '1 microsecond',
+    queued_at = CASE WHEN d.id = ANY(%(first)s::uuid[]) THEN %(now)s END,
+    claim_token = NULL, claimed_until = NULL, delivered_at = NULL,
+    url = COALESCE(
+        (SELECT k.webhook_url FROM tenants_apikey k
+         WHERE k.id = d.api_key_id AND k.is_active AND k.webhook_url <> ''),
+        d.url
+    )
+FROM unnest(%(ids)s::uuid[]) WITH ORDINALITY AS o(id, n)
+WHERE d.id = o.id AND d.status = 'failed'
+RETURNING d.id
+"""
