@@ -1,5 +1,6 @@
 """API key input and output shapes, shared by provisioning and the management API."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from delivery.fields import PhoneField, StrictBooleanField, StrictCharField
@@ -17,6 +18,14 @@ class PlatformField(StrictCharField):
         return value
 
 
+@extend_schema_field(
+    {
+        "type": "array",
+        "nullable": True,
+        "items": {"type": "string", "enum": list(catalog.SUBSCRIBABLE_EVENTS)},
+        "description": "The events this key's webhookUrl receives; null or absent: every event.",
+    }
+)
 class WebhookEventsField(serializers.Field):
     """`webhookEvents`: an array of event names of the catalogue, or null for every event."""
 

@@ -2,6 +2,7 @@
 
 from datetime import UTC, datetime
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from delivery.fields import StrictCharField
@@ -74,6 +75,7 @@ class TestWebhookOutput(serializers.Serializer):
     error = serializers.CharField(allow_null=True)
 
 
+@extend_schema_field({"type": "string", "format": "date-time"})
 class _InstantField(StrictCharField):
     """An ISO 8601 date-time; without an offset it is read as UTC."""
 
