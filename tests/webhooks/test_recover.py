@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 from django.test import Client
+from standardwebhooks import Webhook
 
 from tenants.models import Membership, User
 from tests.conftest import assert_error, make_api_key, make_organization
@@ -234,7 +235,7 @@ def test_admin_action_recovers_the_failed_deliveries_of_the_selection(
 def _outage_then_recovery(client, organization, receiver, count: int) -> list[str]:
     """The receiver is down while `count` events fail (one attempt each, through the worker),
     comes back, and one recover call brings every event back."""
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [503] * count
     started = datetime.now(UTC)
     refs = [f"SO-{n:02d}" for n in range(count)]
@@ -262,6 +263,9 @@ def _outage_then_recovery(client, organization, receiver, count: int) -> list[st
     )
     time.sleep(0.3)
     assert len(receiver.requests) == 2 * count  # each event once more, no more
+    webhook = Webhook(issued.webhook_secret)
+    for request in received:  # signed afresh at their attempt, as the library checks
+        webhook.verify(request.body, request.headers)
     return [r.json["payload"]["externalRef"] for r in received]
 
 
