@@ -1,9 +1,9 @@
 """Management API of webhook deliveries (decisions §7, §11, §12)."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from delivery.schema import errors
+from delivery.schema import ErrorBody, errors
 from tenants import selectors as tenant_selectors
 from tenants.api_bases import ManagementApiView
 from webhooks import probes, selectors, services
@@ -57,7 +57,11 @@ class ApiKeyTestWebhookApi(ManagementApiView):
     @extend_schema(
         tags=TAG,
         request=None,
-        responses={200: TestWebhookOutput, **errors(400, 401, 404, 409)},
+        responses={
+            200: TestWebhookOutput,
+            **errors(401, 404, 409),
+            400: OpenApiResponse(ErrorBody, description="API key has no webhook URL"),
+        },
         description=(
             "Sends a signed `webhook.test` event to the key's webhookUrl at once (one attempt, "
             "recorded as a delivery) and answers how it went: `delivered` is true for a 2xx. "
