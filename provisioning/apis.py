@@ -188,6 +188,7 @@ class ApiKeysApi(ProvisioningApiView):
             platform=data.get("platform") or "standard",
             webhook_url=data.get("webhookUrl") or "",
             test=data.get("test", False),
+            webhook_events=data.get("webhookEvents"),
         )
         return Response(ApiKeyIssuedOutput(issued).data, status=201)
 
@@ -200,7 +201,10 @@ class ApiKeyDetailApi(ProvisioningApiView):
         request=ApiKeyUpdateInput,
         responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409, 429)},
         operation_id="provisioning_organizations_api_keys_update",
-        description="Webhook URL update: changes any of name, platform and webhookUrl.",
+        description=(
+            "Webhook URL update: changes any of name, platform, webhookUrl and webhookEvents "
+            "(an array of event names, or null for every event)."
+        ),
     )
     def post(self, request, org_id, key_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
@@ -211,6 +215,7 @@ class ApiKeyDetailApi(ProvisioningApiView):
             name=data.get("name"),
             platform=data.get("platform"),
             webhook_url=(data.get("webhookUrl") or "") if "webhookUrl" in data else None,
+            webhook_events=data.get("webhookEvents", tenant_services.UNCHANGED),
         )
         return Response(ApiKeyListOutput(updated).data)
 

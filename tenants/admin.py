@@ -9,6 +9,7 @@ from delivery import netguard
 from tenants import services
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import ApiKey, Driver, Membership, Organization, Platform, User
+from webhooks import catalog, probes
 
 
 @admin.register(User)
@@ -69,9 +70,36 @@ class DriverAdmin(OrganizationScopedAdmin):
     search_fields = ("name", "phone")
 
 
+class WebhookEventsFormField(forms.MultipleChoiceField):
+    """The key's event filter as checkboxes of the catalogue; none checked means every event."""
+
+    def __init__(self, **kwargs):
+        kwargs.pop("max_length", None)
+        kwargs.pop("base_field", None)
+        super().__init__(
+            choices=[(name, name) for name in catalog.SUBSCRIBABLE_EVENTS],
+            required=False,
+            widget=forms.CheckboxSelectMultiple,
+            label="Webhook events",
+            help_text="Leave every box unchecked to receive every event.",
+        )
+
+    def clean(self, value):
+        return super().clean(value) or None
+
+    def prepare_value(self, value):
+        return value or []
+
+
 class ApiKeyChangeForm(forms.ModelForm):
     """The webhook URL is checked by the form, so a refused one is a form error, not a 500
     (the services check it again)."""
+
+    webhook_events = WebhookEventsFormField()
+
+    class Meta:
+        model = ApiKey
+        fields = ("name", "webhook_url", "webhook_events")
 
     def clean_webhook_url(self) -> str:
         url = self.cleaned_data.get("webhook_url") or ""
@@ -86,7 +114,7 @@ class ApiKeyChangeForm(forms.ModelForm):
 class ApiKeyCreateForm(ApiKeyChangeForm):
     class Meta:
         model = ApiKey
-        fields = ("organization", "name", "platform", "test", "webhook_url")
+        fields = ("organization", "name", "platform", "test", "webhook_url", "webhook_events")
 
 
 @admin.register(ApiKey)
@@ -115,8 +143,8 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
         "rotated_at",
         "revoked_at",
     )
-    fields = ("organization", "name", "platform", "webhook_url", *readonly_fields)
-    actions = ("rotate_keys", "revoke_keys")
+    fields = ("organization", "name", "platform", "webhook_url", "webhook_events", *readonly_fields)
+    actions = ("rotate_keys", "revoke_keys", "send_test_webhook")
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is None:
@@ -136,7 +164,12 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             self.check_organization_allowed(request, obj)
-            services.api_key_update(api_key=obj, name=obj.name, webhook_url=obj.webhook_url)
+            services.api_key_update(
+                api_key=obj,
+                name=obj.name,
+                webhook_url=obj.webhook_url,
+                webhook_events=obj.webhook_events,
+            )
             return
         self.check_organization_allowed(request, obj)
         issued = services.api_key_create(
@@ -145,6 +178,7 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
             platform=obj.platform or Platform.STANDARD,
             webhook_url=obj.webhook_url,
             test=obj.test,
+            webhook_events=obj.webhook_events,
         )
         obj.pk = issued.api_key.pk  # the admin redirects to the row the service created
         self._show_secrets(request, issued)
@@ -159,6 +193,29 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
         for api_key in queryset:
             services.api_key_revoke(api_key=api_key)
         self.message_user(request, f"Revoked {queryset.count()} key(s).")
+
+    @admin.action(description="Send a test webhook to selected keys (webhook.test, at once)")
+    def send_test_webhook(self, request, queryset):
+        for api_key in queryset:
+            if not api_key.is_active or not api_key.webhook_url:
+                reason = "is revoked" if not api_key.is_active else "has no webhook URL"
+                self.message_user(
+                    request, f"Key {api_key.name}: {reason}, nothing sent.", level=messages.ERROR
+                )
+                continue
+            result = probes.api_key_webhook_test(api_key=api_key)
+            if result.delivered:
+                self.message_user(
+                    request,
+                    f"Key {api_key.name}: delivered to {api_key.webhook_url} "
+                    f"(HTTP {result.status_code}, {result.latency_ms} ms).",
+                )
+            else:
+                self.message_user(
+                    request,
+                    f"Key {api_key.name}: not delivered to {api_key.webhook_url} ({result.error}).",
+                    level=messages.ERROR,
+                )
 
     def _show_secrets(self, request, issued) -> None:
         self.message_user(

@@ -12,6 +12,7 @@ from tenants.serializers import (
     ApiKeyCreateInput,
     ApiKeyIssuedOutput,
     ApiKeyListOutput,
+    ApiKeyUpdateInput,
     DriverInput,
     DriverOutput,
 )
@@ -106,8 +107,34 @@ class ManagedApiKeysApi(ManagementApiView):
             platform=data.get("platform") or "standard",
             webhook_url=data.get("webhookUrl") or "",
             test=data.get("test", False),
+            webhook_events=data.get("webhookEvents"),
         )
         return Response(ApiKeyIssuedOutput(issued).data, status=201)
+
+
+class ManagedApiKeyDetailApi(ManagementApiView):
+    @extend_schema(
+        tags=TAG,
+        request=ApiKeyUpdateInput,
+        responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409)},
+        description=(
+            "Changes any of name, platform, webhookUrl and webhookEvents (an array of event "
+            "names, or null for every event), as the provisioning update does."
+        ),
+    )
+    def patch(self, request, org_id, key_id):
+        api_key = selectors.api_key_get(organization=self.get_organization(), key_id=key_id)
+        serializer = ApiKeyUpdateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        updated = services.api_key_update(
+            api_key=api_key,
+            name=data.get("name"),
+            platform=data.get("platform"),
+            webhook_url=(data.get("webhookUrl") or "") if "webhookUrl" in data else None,
+            webhook_events=data.get("webhookEvents", services.UNCHANGED),
+        )
+        return Response(ApiKeyListOutput(updated).data)
 
 
 class DriversApi(ManagementApiView):

@@ -4,6 +4,7 @@ import uuid
 
 from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
 from django.contrib.auth.models import PermissionsMixin
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -134,6 +135,8 @@ class ApiKey(models.Model):
     encrypted_value = models.TextField()
     encrypted_webhook_secret = models.TextField()
     webhook_url = models.URLField(max_length=2000, blank=True, default="")
+    #: the event names this key's URL receives; NULL means every event (webhooks/catalog.py)
+    webhook_events = ArrayField(models.CharField(max_length=100), null=True, blank=True)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)

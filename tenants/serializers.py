@@ -1,9 +1,11 @@
 """API key input and output shapes, shared by provisioning and the management API."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from delivery.fields import PhoneField, StrictBooleanField, StrictCharField
 from tenants.models import Platform
+from webhooks import catalog
 
 PLATFORM_MESSAGE = f"platform must be one of: {', '.join(Platform.values)}"
 
@@ -14,6 +16,34 @@ class PlatformField(StrictCharField):
         if value not in Platform.values:
             raise serializers.ValidationError(PLATFORM_MESSAGE)
         return value
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "nullable": True,
+        "items": {"type": "string", "enum": list(catalog.SUBSCRIBABLE_EVENTS)},
+        "description": "The events this key's webhookUrl receives; null or absent: every event.",
+    }
+)
+class WebhookEventsField(serializers.Field):
+    """`webhookEvents`: an array of event names of the catalogue, or null for every event."""
+
+    default_error_messages = {"invalid": "webhookEvents must be an array of event names or null"}
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list) or not all(isinstance(name, str) for name in data):
+            self.fail("invalid")
+        problems = catalog.webhook_events_problems(data)
+        if problems:
+            raise serializers.ValidationError(problems)
+        return catalog.webhook_events_normalize(data)
+
+    def to_representation(self, value):
+        return None if value is None else list(value)
 
 
 class ApiKeyCreateInput(serializers.Serializer):
@@ -28,6 +58,7 @@ class ApiKeyCreateInput(serializers.Serializer):
     platform = PlatformField(required=False)
     test = StrictBooleanField(required=False, help_text="A sandbox key (fixed at creation)")
     webhookUrl = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
+    webhookEvents = WebhookEventsField()
 
 
 class ApiKeyUpdateInput(serializers.Serializer):
@@ -36,6 +67,7 @@ class ApiKeyUpdateInput(serializers.Serializer):
     )
     platform = PlatformField(required=False)
     webhookUrl = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
+    webhookEvents = WebhookEventsField()
 
 
 class _WebhookUrlField(serializers.CharField):
@@ -53,6 +85,7 @@ class ApiKeyListOutput(serializers.Serializer):
     platform = serializers.CharField()
     test = serializers.BooleanField()
     webhookUrl = _WebhookUrlField(source="webhook_url")
+    webhookEvents = WebhookEventsField(source="webhook_events")
     isActive = serializers.BooleanField(source="is_active")
     createdAt = serializers.DateTimeField(source="created_at")
     lastUsedAt = serializers.DateTimeField(source="last_used_at", allow_null=True)
@@ -68,6 +101,7 @@ class ApiKeyIssuedOutput(serializers.Serializer):
     platform = serializers.CharField(source="api_key.platform")
     test = serializers.BooleanField(source="api_key.test")
     webhookUrl = _WebhookUrlField(source="api_key.webhook_url")
+    webhookEvents = WebhookEventsField(source="api_key.webhook_events")
     isActive = serializers.BooleanField(source="api_key.is_active")
     createdAt = serializers.DateTimeField(source="api_key.created_at")
 

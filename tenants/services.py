@@ -1,5 +1,6 @@
 """Writes on organizations, API keys and management tokens."""
 
+import base64
 import hashlib
 import re
 import secrets
@@ -22,6 +23,7 @@ from tenants.errors import (
     SlugTaken,
 )
 from tenants.models import ApiKey, AuthToken, Driver, Organization, Platform, User
+from webhooks import catalog
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SLUG_MAX_LENGTH = 63
@@ -99,7 +101,9 @@ def _new_key_material(platform: str) -> tuple[str, str, str]:
     random_part = secrets.token_urlsafe(32)  # 43 URL-safe characters, 256 bits
     value = f"sk_{platform}_{random_part}"
     prefix = f"sk_{platform}_{random_part[:4]}"
-    webhook_secret = f"whsec_{secrets.token_urlsafe(32)}"
+    # The Standard Webhooks form: `whsec_` + standard base64 of 32 random bytes (keys issued
+    # before used URL-safe base64 without padding; docs/webhooks.md says how those map).
+    webhook_secret = f"whsec_{base64.b64encode(secrets.token_bytes(32)).decode()}"
     return value, prefix, webhook_secret
 
 
@@ -115,6 +119,20 @@ def _validate_platform(platform: str) -> None:
         raise ValidationFailed(f"platform must be one of: {', '.join(Platform.values)}")
 
 
+#: `api_key_update(webhook_events=UNCHANGED)` leaves the filter as it is (None means "all")
+UNCHANGED = object()
+
+
+def _validated_webhook_events(webhook_events: list[str] | None) -> list[str] | None:
+    """None (every event) or the listed names once each; 400 naming each unknown name."""
+    if webhook_events is None:
+        return None
+    problems = catalog.webhook_events_problems(webhook_events)
+    if problems:
+        raise ValidationFailed(problems)
+    return catalog.webhook_events_normalize(webhook_events)
+
+
 def api_key_create(
     *,
     organization: Organization,
@@ -122,12 +140,15 @@ def api_key_create(
     platform: str = Platform.STANDARD,
     webhook_url: str = "",
     test: bool = False,
+    webhook_events: list[str] | None = None,
 ) -> IssuedApiKey:
     """Creates the organization's key for `platform`; 409 when an active one exists (§2, §3).
 
     A `test` key is a sandbox key (docs/webhooks.md "Sandbox"); the flag never changes later.
+    `webhook_events` lists the events its URL receives (None: all of them).
     """
     _validate_platform(platform)
+    webhook_events = _validated_webhook_events(webhook_events)
     if webhook_url:
         webhook_url_validate(webhook_url)
     if _platform_is_taken(organization=organization, platform=platform):
@@ -145,6 +166,7 @@ def api_key_create(
                 encrypted_value=encrypt_text(value),
                 encrypted_webhook_secret=encrypt_text(webhook_secret),
                 webhook_url=webhook_url,
+                webhook_events=webhook_events,
             )
     except IntegrityError:
         # The partial unique index caught a concurrent create for the same platform.
@@ -194,10 +216,16 @@ def api_key_update(
     name: str | None = None,
     platform: str | None = None,
     webhook_url: str | None = None,
+    webhook_events=UNCHANGED,
 ) -> ApiKey:
-    """Updates name, platform and webhook URL of an active key (decisions §3)."""
+    """Updates name, platform, webhook URL and event filter of an active key (decisions §3).
+
+    `webhook_events`: a list of event names, None for every event, UNCHANGED to keep it.
+    """
     if platform is not None:
         _validate_platform(platform)
+    if webhook_events is not UNCHANGED:
+        webhook_events = _validated_webhook_events(webhook_events)
     if webhook_url:
         webhook_url_validate(webhook_url)
     try:
@@ -215,7 +243,9 @@ def api_key_update(
                 api_key.name = name
             if webhook_url is not None:
                 api_key.webhook_url = webhook_url
-            api_key.save(update_fields=["name", "platform", "webhook_url"])
+            if webhook_events is not UNCHANGED:
+                api_key.webhook_events = webhook_events
+            api_key.save(update_fields=["name", "platform", "webhook_url", "webhook_events"])
     except IntegrityError:
         raise ApiKeyPlatformTaken() from None
     return api_key

@@ -4,6 +4,10 @@ from tenants import apis
 urlpatterns = [
     *route("auth/token", apis.AuthTokenApi.as_view()),
     *route("manage/organizations/<str:org_id>/api-keys", apis.ManagedApiKeysApi.as_view()),
+    *route(
+        "manage/organizations/<str:org_id>/api-keys/<str:key_id>",
+        apis.ManagedApiKeyDetailApi.as_view(),
+    ),
 ]
 urlpatterns += [
     *route("manage/organizations/<str:org_id>/drivers", apis.DriversApi.as_view()),

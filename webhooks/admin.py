@@ -59,7 +59,7 @@ class DeliveryAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
     )
     readonly_fields = fields
     inlines = (DeliveryAttemptInline,)
-    actions = ("redeliver",)
+    actions = ("redeliver", "recover")
 
     @admin.display(description="event")
     def event_name(self, delivery: Delivery) -> str:
@@ -83,6 +83,19 @@ class DeliveryAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
             services.delivery_redeliver(delivery=delivery)
             count += 1
         self.message_user(request, f"Queued {count} delivery(ies) again.")
+
+    @admin.action(description="Recover selected failed deliveries (oldest first, each once)")
+    def recover(self, request, queryset):
+        queued = 0
+        # One call per organization: a superuser's selection may span several.
+        for organization_id in set(queryset.values_list("organization_id", flat=True)):
+            queued += services.deliveries_recover(
+                organization_id=organization_id,
+                delivery_ids=queryset.filter(organization_id=organization_id).values_list(
+                    "id", flat=True
+                ),
+            )
+        self.message_user(request, f"Queued {queued} failed delivery(ies) again, oldest first.")
 
 
 @admin.register(Event)

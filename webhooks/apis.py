@@ -1,12 +1,20 @@
 """Management API of webhook deliveries (decisions §7, §11, §12)."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from delivery.schema import errors
+from delivery.schema import ErrorBody, errors
+from tenants import selectors as tenant_selectors
 from tenants.api_bases import ManagementApiView
-from webhooks import selectors, services
-from webhooks.serializers import DeliveryListInput, DeliveryOutput, DeliveryPageOutput
+from webhooks import probes, selectors, services
+from webhooks.serializers import (
+    DeliveryListInput,
+    DeliveryOutput,
+    DeliveryPageOutput,
+    RecoverInput,
+    RecoverOutput,
+    TestWebhookOutput,
+)
 
 TAG = ["management"]
 
@@ -43,3 +51,56 @@ class DeliveryRedeliverApi(ManagementApiView):
         )
         delivery = services.delivery_redeliver(delivery=delivery)
         return Response(DeliveryOutput(delivery).data, status=202)
+
+
+class ApiKeyTestWebhookApi(ManagementApiView):
+    @extend_schema(
+        tags=TAG,
+        request=None,
+        responses={
+            200: TestWebhookOutput,
+            **errors(401, 404, 409),
+            400: OpenApiResponse(ErrorBody, description="API key has no webhook URL"),
+        },
+        description=(
+            "Sends a signed `webhook.test` event to the key's webhookUrl at once (one attempt, "
+            "recorded as a delivery) and answers how it went: `delivered` is true for a 2xx. "
+            "400 `API key has no webhook URL`; 409 `API key is revoked`."
+        ),
+    )
+    def post(self, request, org_id, key_id):
+        api_key = tenant_selectors.api_key_get(organization=self.get_organization(), key_id=key_id)
+        result = probes.api_key_webhook_test(api_key=api_key)
+        return Response(TestWebhookOutput(result).data)
+
+
+class DeliveriesRecoverApi(ManagementApiView):
+    @extend_schema(
+        tags=TAG,
+        request=RecoverInput,
+        responses={202: RecoverOutput, **errors(400, 401, 404)},
+        description=(
+            "Queues again every delivery of the organization that ended `failed` (its last "
+            "attempt) in [since, until) — of one key with `keyId` — oldest event first, each "
+            "once; a new round of attempts to the key's current webhookUrl. `since` is "
+            "required; `until` (default now) must be after it; date-times are ISO 8601 (UTC "
+            "without an offset). An unknown keyId: 404 `API key not found`."
+        ),
+    )
+    def post(self, request, org_id):
+        organization = self.get_organization()
+        serializer = RecoverInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        api_key_id = None
+        if data.get("keyId") is not None:
+            api_key_id = tenant_selectors.api_key_get(
+                organization=organization, key_id=data["keyId"]
+            ).id
+        queued = services.deliveries_recover(
+            organization_id=organization.id,
+            since=data["since"],
+            until=data.get("until"),
+            api_key_id=api_key_id,
+        )
+        return Response(RecoverOutput({"queued": queued}).data, status=202)

@@ -11,12 +11,12 @@ from datetime import date as date_type
 from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
-from webhooks import services
+from webhooks import catalog, services
 from webhooks.models import Family
 
-POLYGON_UPDATED = "erp.polygon.updated"
-SLOTS_UPDATED = "erp.slots.updated"
-SLOT_BOOKED = "erp.slot.booked"
+POLYGON_UPDATED = catalog.ERP_POLYGON_UPDATED
+SLOTS_UPDATED = catalog.ERP_SLOTS_UPDATED
+SLOT_BOOKED = catalog.ERP_SLOT_BOOKED
 
 _timestamp = DateTimeField()
 

@@ -4,18 +4,10 @@ Envelope `{id, event, payload: {id, status, externalRef, ...}, at}`; the event g
 webhook URL of the key of the platform that created the order.
 """
 
-from webhooks import services
+from webhooks import catalog, services
 from webhooks.models import Family
 
-ORDER_EVENTS = (
-    "order.created",
-    "order.assigned",
-    "order.picked_up",
-    "order.in_transit",
-    "order.delivered",
-    "order.failed",
-    "order.cancelled",
-)
+ORDER_EVENTS = catalog.ORDER_EVENTS
 
 
 def order_event_emit(

@@ -32,7 +32,7 @@ from delivery.encryption import decrypt_text
 from delivery.netguard import Destination, WebhookUrlRefused
 from tenants.models import ApiKey
 from webhooks import services, signing, statements
-from webhooks.models import Delivery, DeliveryStatus, Event, Family
+from webhooks.models import Delivery, DeliveryStatus, Event
 
 logger = logging.getLogger(__name__)
 
@@ -273,16 +273,13 @@ def _send(delivery: Delivery) -> Outcome:
     except WebhookUrlRefused as refused:
         return Outcome(None, _error_text(str(refused)), 0)
     try:
-        # The key's current secret: after a rotation the new one signs.
-        if delivery.event.family == Family.ERP:
-            request = signing.erp_request(
-                event=delivery.event, api_key_value=decrypt_text(api_key.encrypted_value)
-            )
-        else:
-            request = signing.partner_request(
-                event=delivery.event,
-                webhook_secret=decrypt_text(api_key.encrypted_webhook_secret),
-            )
+        # The key's current secrets: after a rotation the new ones sign. Both families also
+        # carry the Standard Webhooks headers, keyed with the webhook secret.
+        request = signing.signed_request(
+            event=delivery.event,
+            api_key_value=decrypt_text(api_key.encrypted_value),
+            webhook_secret=decrypt_text(api_key.encrypted_webhook_secret),
+        )
     except InvalidToken:
         return Outcome(None, "Signing secret cannot be decrypted", 0)
     return _post(destination, request)

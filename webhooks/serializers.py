@@ -1,7 +1,11 @@
 """Input and output shapes of the webhook-delivery management API (decisions §7, §11)."""
 
+from datetime import UTC, datetime
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from delivery.fields import StrictCharField
 from webhooks.models import DeliveryStatus
 
 MAX_PAGE_SIZE = 100
@@ -62,3 +66,53 @@ class DeliveryPageOutput(serializers.Serializer):
     page = serializers.IntegerField()
     pageSize = serializers.IntegerField(source="page_size")
     total = serializers.IntegerField()
+
+
+class TestWebhookOutput(serializers.Serializer):
+    delivered = serializers.BooleanField()
+    statusCode = serializers.IntegerField(source="status_code", allow_null=True)
+    latencyMs = serializers.IntegerField(source="latency_ms")
+    error = serializers.CharField(allow_null=True)
+
+
+@extend_schema_field({"type": "string", "format": "date-time"})
+class _InstantField(StrictCharField):
+    """An ISO 8601 date-time; without an offset it is read as UTC."""
+
+    def __init__(self, name: str, **kwargs):
+        self.label_text = name
+        super().__init__(max_length=64, **kwargs)
+
+    def run_validators(self, value):
+        return None  # the length was checked on the text; the value is a datetime by now
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        try:
+            value = datetime.fromisoformat(text)
+            if value.tzinfo is None:
+                value = value.replace(tzinfo=UTC)
+            return value.astimezone(UTC)
+        except (ValueError, OverflowError):
+            raise serializers.ValidationError(
+                f"{self.label_text} must be an ISO 8601 date-time"
+            ) from None
+
+
+class RecoverInput(serializers.Serializer):
+    since = _InstantField(
+        "since",
+        error_messages={"required": "since is required", "null": "since is required"},
+    )
+    until = _InstantField("until", required=False, allow_null=True)
+    keyId = StrictCharField(max_length=64, required=False, allow_null=True)
+
+    def validate(self, attrs):
+        until = attrs.get("until")
+        if until is not None and until <= attrs["since"]:
+            raise serializers.ValidationError({"until": "until must be after since"})
+        return attrs
+
+
+class RecoverOutput(serializers.Serializer):
+    queued = serializers.IntegerField()

@@ -14,7 +14,7 @@ import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -26,7 +26,7 @@ from redis.exceptions import RedisError
 from delivery.celery import app as celery_app
 from tenants.models import Platform
 from webhooks import statements, tasks
-from webhooks.models import Delivery, DeliveryStatus, Event, Family
+from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event, Family
 
 logger = logging.getLogger(__name__)
 
@@ -191,6 +191,7 @@ def event_emit(
                     event_uuid=event_uuid,
                     organization_id=organization_id,
                     family=family,
+                    name=event,
                     platform=platform,
                     now=now,
                 )
@@ -212,13 +213,17 @@ def event_emit(
 
 
 def _deliver_to_destination(
-    *, event_uuid, organization_id, family: str, platform: str | None, now
+    *, event_uuid, organization_id, family: str, name: str, platform: str | None, now
 ) -> None:
     key_platform = Platform.ERP if family == Family.ERP else platform
     if not key_platform:
         return
     delivery_id = statements.delivery_insert(
-        event_uuid=event_uuid, organization_id=organization_id, platform=key_platform, now=now
+        event_uuid=event_uuid,
+        organization_id=organization_id,
+        platform=key_platform,
+        name=name,
+        now=now,
     )
     if delivery_id is not None:
         delivery_enqueue_on_commit(delivery_id)
@@ -268,6 +273,67 @@ def delivery_redeliver(*, delivery: Delivery) -> Delivery:
     )
     delivery_enqueue_on_commit(delivery.id)
     return delivery
+
+
+def deliveries_recover(
+    *,
+    organization_id,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    api_key_id=None,
+    delivery_ids=None,
+) -> int:
+    """Queues again every `failed` delivery of the organization whose last attempt was made in
+    [since, until) (optionally of one key, or among `delivery_ids`); returns how many.
+
+    Each starts a new round of attempts, as a redelivery does (to the key's current URL), oldest
+    event first: per destination one is sent at once and each attempt that ends hands its slot
+    to the next in line, so a receiver that was down gets the events back in the order they
+    happened (strictly so with one attempt in flight per destination). Each delivery is
+    recovered once, even by concurrent calls (docs/contract.md "Management API").
+    """
+    deliveries = Delivery.objects.filter(
+        organization_id=organization_id, status=DeliveryStatus.FAILED
+    )
+    if api_key_id is not None:
+        deliveries = deliveries.filter(api_key_id=api_key_id)
+    if delivery_ids is not None:
+        deliveries = deliveries.filter(pk__in=list(delivery_ids))
+    if since is not None or until is not None:
+        last_attempt_at = Subquery(
+            DeliveryAttempt.objects.filter(delivery=OuterRef("pk"))
+            .order_by("-number", "-id")
+            .values("started_at")[:1]
+        )
+        deliveries = deliveries.annotate(ended_at=last_attempt_at)
+        if since is not None:
+            deliveries = deliveries.filter(ended_at__gte=since)
+        if until is not None:
+            deliveries = deliveries.filter(ended_at__lt=until)
+    now = timezone.now()
+    with transaction.atomic():
+        rows = list(
+            deliveries.select_for_update(of=("self",))
+            .order_by("event__created_at", "created_at", "id")
+            .values_list("id", "api_key_id")
+        )
+        if not rows:
+            return 0
+        first_per_destination: dict = {}
+        for delivery_id, key_id in rows:
+            first_per_destination.setdefault(key_id, delivery_id)
+        first = list(first_per_destination.values())
+        with connection.cursor() as cursor:
+            cursor.execute(
+                statements.RECOVER,
+                {"now": now, "ids": [row[0] for row in rows], "first": first},
+            )
+            recovered = {row[0] for row in cursor.fetchall()}
+        for delivery_id in first:
+            if delivery_id in recovered:
+                delivery_enqueue_on_commit(delivery_id)
+    logger.info("recovered %s failed webhook deliveries of %s", len(recovered), organization_id)
+    return len(recovered)
 
 
 def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SIZE) -> int:

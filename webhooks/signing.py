@@ -1,12 +1,22 @@
 """Bodies and signatures of outgoing webhooks, exactly as decisions §7 writes them.
 
 The body is serialized once; the signature is computed over exactly those bytes, and those
-bytes are what goes on the wire.
+bytes are what goes on the wire. Beside the contract's signature of each family, every request
+also carries the Standard Webhooks headers (docs/contract.md "Webhooks"):
+
+    webhook-id: <event id>
+    webhook-timestamp: <Unix seconds of this attempt>
+    webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">
+
+keyed with the bytes of the key's webhook secret (`standard_webhooks_key`).
 """
 
+import base64
+import binascii
 import hashlib
 import hmac
 import json
+import time
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -27,11 +37,55 @@ def hmac_sha256_hex(key: str, body: bytes) -> str:
     return hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
 
 
+SECRET_PREFIX = "whsec_"
+
+
+def standard_webhooks_key(webhook_secret: str) -> bytes:
+    """The HMAC key the Standard Webhooks signature uses: the bytes the secret encodes.
+
+    Secrets issued now are `whsec_` + standard base64 of 32 random bytes, the specification's
+    own form, so its libraries take them as they are. Older secrets are `whsec_` + URL-safe
+    base64 without padding of 32 random bytes; decoding that alphabet gives the same kind of
+    key, and `docs/webhooks.md` shows receivers how to write it in the specification's form.
+    """
+    encoded = webhook_secret.removeprefix(SECRET_PREFIX)
+    try:
+        # Accepts both alphabets: `-_` are translated to `+/`, and `+/` stay as they are.
+        return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+    except (binascii.Error, ValueError):
+        # Not base64 at all (never issued by us): sign with its raw bytes rather than fail.
+        return encoded.encode()
+
+
+def standard_webhooks_signature(*, key: bytes, msg_id: str, timestamp: int, body: bytes) -> str:
+    """`v1,<base64 HMAC-SHA256 of "<msg_id>.<timestamp>.<body>">`."""
+    signed = msg_id.encode() + b"." + str(timestamp).encode() + b"." + body
+    digest = hmac.new(key, signed, hashlib.sha256).digest()
+    return f"v1,{base64.b64encode(digest).decode()}"
+
+
+def _standard_webhooks_headers(
+    *, msg_id: str, body: bytes, webhook_secret: str, timestamp: int | None
+) -> dict[str, str]:
+    # The timestamp is the attempt's own (a retry is signed afresh), so a receiver can refuse
+    # a request replayed later without refusing our retries.
+    timestamp = int(time.time()) if timestamp is None else timestamp
+    return {
+        "webhook-id": msg_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": standard_webhooks_signature(
+            key=standard_webhooks_key(webhook_secret), msg_id=msg_id, timestamp=timestamp, body=body
+        ),
+    }
+
+
 def _serialize(document: dict) -> bytes:
     return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def partner_request(*, event: Event, webhook_secret: str) -> SignedRequest:
+def partner_request(
+    *, event: Event, webhook_secret: str, timestamp: int | None = None
+) -> SignedRequest:
     """`{id, event, payload, at}` signed `X-Service-Signature: sha256=<hex>` (webhookSecret)."""
     body = _serialize(
         {
@@ -49,12 +103,18 @@ def partner_request(*, event: Event, webhook_secret: str) -> SignedRequest:
             "X-Service-Event": event.name,
             "X-Service-Delivery": event.event_id,
             "X-Service-Signature": f"sha256={hmac_sha256_hex(webhook_secret, body)}",
+            **_standard_webhooks_headers(
+                msg_id=event.event_id, body=body, webhook_secret=webhook_secret, timestamp=timestamp
+            ),
         },
     )
 
 
-def erp_request(*, event: Event, api_key_value: str) -> SignedRequest:
-    """`{event, eventId, payload}` signed `X-Webhook-Signature: <hex>` (the ERP key's value)."""
+def erp_request(
+    *, event: Event, api_key_value: str, webhook_secret: str, timestamp: int | None = None
+) -> SignedRequest:
+    """`{event, eventId, payload}` signed `X-Webhook-Signature: <hex>` (the ERP key's value);
+    the Standard Webhooks signature uses the key's webhook secret, as for partners."""
     body = _serialize({"event": event.name, "eventId": event.event_id, "payload": event.payload})
     return SignedRequest(
         body=body,
@@ -62,11 +122,22 @@ def erp_request(*, event: Event, api_key_value: str) -> SignedRequest:
             "Content-Type": "application/json",
             "User-Agent": f"{settings.SERVICE_NAME}-webhooks/1",
             "X-Webhook-Signature": hmac_sha256_hex(api_key_value, body),
+            **_standard_webhooks_headers(
+                msg_id=event.event_id, body=body, webhook_secret=webhook_secret, timestamp=timestamp
+            ),
         },
     )
 
 
-def signed_request(*, event: Event, api_key_value: str, webhook_secret: str) -> SignedRequest:
+def signed_request(
+    *, event: Event, api_key_value: str, webhook_secret: str, timestamp: int | None = None
+) -> SignedRequest:
+    """The request of `event` for its family, signed now (or at `timestamp`, Unix seconds)."""
     if event.family == Family.ERP:
-        return erp_request(event=event, api_key_value=api_key_value)
-    return partner_request(event=event, webhook_secret=webhook_secret)
+        return erp_request(
+            event=event,
+            api_key_value=api_key_value,
+            webhook_secret=webhook_secret,
+            timestamp=timestamp,
+        )
+    return partner_request(event=event, webhook_secret=webhook_secret, timestamp=timestamp)

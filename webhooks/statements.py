@@ -119,16 +119,18 @@ SELECT %(id)s, k.organization_id, %(event)s, k.id, k.webhook_url, %(pending)s, 0
 FROM tenants_apikey k
 WHERE k.organization_id = %(organization_id)s AND k.platform = %(platform)s AND k.is_active
   AND k.webhook_url <> ''
+  AND (k.webhook_events IS NULL OR %(name)s = ANY(k.webhook_events))
 LIMIT 1
 RETURNING id
 """
 
 
 def delivery_insert(
-    *, event_uuid: uuid.UUID, organization_id, platform: str, now: datetime
+    *, event_uuid: uuid.UUID, organization_id, platform: str, name: str, now: datetime
 ) -> uuid.UUID | None:
     """A pending delivery to the webhook URL of the organization's active key of `platform`,
-    due now and counted as queued; None (and nothing written) when there is no such URL."""
+    due now and counted as queued; None (and nothing written) when there is no such URL or
+    the key's `webhook_events` does not list the event `name`."""
     row = _one(
         _DELIVERY_INSERT,
         {
@@ -138,6 +140,7 @@ def delivery_insert(
             "now": now,
             "organization_id": organization_id,
             "platform": platform,
+            "name": name,
         },
     )
     return row[0] if row else None
@@ -228,4 +231,27 @@ handed_over AS (
     RETURNING id
 )
 SELECT (SELECT count(*) FROM recorded), (SELECT id FROM handed_over)
+"""
+
+
+#: Recovery: the given failed deliveries start a new round, in the order of `ids`. Their due
+#: times are spaced a microsecond apart in that order, which is the order the sweep queues them
+#: and the order a destination's freed slots are handed to its parked deliveries (RECORD); only
+#: the `first` of each destination gets a message now, the others wait parked for their turn.
+#: `status = 'failed'` makes a delivery recovered once, whatever runs at the same time.
+RECOVER = """
+UPDATE webhooks_delivery d
+SET status = 'pending', round_start_attempts = d.attempts,
+    schedule_start = %(now)s + o.n * interval '1 microsecond',
+    next_attempt_at = %(now)s + o.n * interval '1 microsecond',
+    queued_at = CASE WHEN d.id = ANY(%(first)s::uuid[]) THEN %(now)s END,
+    claim_token = NULL, claimed_until = NULL, delivered_at = NULL,
+    url = COALESCE(
+        (SELECT k.webhook_url FROM tenants_apikey k
+         WHERE k.id = d.api_key_id AND k.is_active AND k.webhook_url <> ''),
+        d.url
+    )
+FROM unnest(%(ids)s::uuid[]) WITH ORDINALITY AS o(id, n)
+WHERE d.id = o.id AND d.status = 'failed'
+RETURNING d.id
 """

@@ -195,6 +195,17 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
         path={"org_id": org},
         before=free_standard_slot,
     ),
+    ("patch", "/api/manage/organizations/{org_id}/api-keys/{key_id}"): BodyOperation(
+        auth="manager",
+        body=lambda w, n: dict(KEY_BODY),
+        path={"org_id": org, "key_id": standard_key_id},
+    ),
+    ("post", "/api/manage/organizations/{org_id}/webhook-deliveries/recover"): BodyOperation(
+        auth="manager",
+        body=lambda w, n: {"since": "2030-01-01T00:00:00Z"},
+        path={"org_id": org},
+        also={"keyId": {404}},
+    ),
     ("post", "/api/manage/organizations/{org_id}/drivers"): BodyOperation(
         auth="manager",
         body=lambda w, n: {"name": "Dora Driver", "phone": "+491700000002", "vehicleType": "van"},

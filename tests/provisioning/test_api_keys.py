@@ -49,6 +49,7 @@ def test_create_key_returns_full_value_and_webhook_secret_once(provisioning_clie
         "platform",
         "test",
         "webhookUrl",
+        "webhookEvents",
         "isActive",
         "createdAt",
     }
@@ -121,6 +122,7 @@ def test_list_masks_values_and_shows_last_used(provisioning_client, organization
         "platform",
         "test",
         "webhookUrl",
+        "webhookEvents",
         "isActive",
         "createdAt",
         "lastUsedAt",

@@ -1,0 +1,211 @@
+"""Event filters per key (`webhookEvents`): set in provisioning and the management API, shown
+in key listings, and honoured when events are emitted (docs/webhooks.md "Choosing events")."""
+
+import pytest
+
+from tenants.services import api_key_update
+from tests.conftest import assert_error, make_api_key
+from tests.tenants.test_admin import admin_client_for
+from tests.tenants.test_management_api import login, make_admin
+from tests.webhooks.conftest import make_zone
+from webhooks import catalog, erp_events, partner_events, tasks
+from webhooks.models import Delivery, Event
+
+pytestmark = pytest.mark.django_db
+
+
+def keys_url(organization) -> str:
+    return f"/api/provisioning/organizations/{organization.id}/api-keys"
+
+
+def emit(organization, event: str, status: str, ref: str = "SO-1") -> None:
+    partner_events.order_event_emit(
+        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
+        organization_id=organization.id,
+        platform="partner_a",
+        event=event,
+        status=status,
+        external_ref=ref,
+    )
+
+
+def test_the_catalogue_names_every_event_the_service_emits():
+    assert catalog.SUBSCRIBABLE_EVENTS == (
+        "order.created",
+        "order.assigned",
+        "order.picked_up",
+        "order.in_transit",
+        "order.delivered",
+        "order.failed",
+        "order.cancelled",
+        "erp.slot.booked",
+        "erp.slots.updated",
+        "erp.polygon.updated",
+    )
+    assert partner_events.ORDER_EVENTS == catalog.ORDER_EVENTS
+    assert {erp_events.SLOT_BOOKED, erp_events.SLOTS_UPDATED, erp_events.POLYGON_UPDATED} == set(
+        catalog.ERP_EVENTS
+    )
+
+
+def test_provisioning_create_and_update_set_the_filter_shown_in_the_listing(
+    provisioning_client, organization
+):
+    created = provisioning_client.post(
+        keys_url(organization),
+        {
+            "name": "A",
+            "platform": "partner_a",
+            "webhookEvents": ["order.delivered", "order.failed", "order.delivered"],
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    assert created.json()["webhookEvents"] == ["order.delivered", "order.failed"]
+    key_id = created.json()["id"]
+    (listed,) = provisioning_client.get(keys_url(organization)).json()
+    assert listed["webhookEvents"] == ["order.delivered", "order.failed"]
+
+    # Absent leaves it as it is ...
+    renamed = provisioning_client.post(
+        f"{keys_url(organization)}/{key_id}", {"name": "A2"}, format="json"
+    )
+    assert renamed.json()["webhookEvents"] == ["order.delivered", "order.failed"]
+    # ... a list replaces it, and null means every event again.
+    changed = provisioning_client.post(
+        f"{keys_url(organization)}/{key_id}", {"webhookEvents": ["order.created"]}, format="json"
+    )
+    assert changed.json()["webhookEvents"] == ["order.created"]
+    cleared = provisioning_client.post(
+        f"{keys_url(organization)}/{key_id}", {"webhookEvents": None}, format="json"
+    )
+    assert cleared.status_code == 200
+    assert cleared.json()["webhookEvents"] is None
+
+
+def test_a_key_created_without_a_filter_lists_null(provisioning_client, organization):
+    created = provisioning_client.post(keys_url(organization), {"name": "A"}, format="json")
+    assert created.json()["webhookEvents"] is None
+    (listed,) = provisioning_client.get(keys_url(organization)).json()
+    assert listed["webhookEvents"] is None
+
+
+def test_an_unknown_event_name_is_a_400_naming_it(provisioning_client, organization):
+    body = assert_error(
+        provisioning_client.post(
+            keys_url(organization),
+            {"name": "A", "webhookEvents": ["order.created", "order.shipped", "refund.done"]},
+            format="json",
+        ),
+        400,
+    )
+    assert [m.split(" (known:")[0] for m in body["message"]] == [
+        "webhookEvents has an unknown event: order.shipped",
+        "webhookEvents has an unknown event: refund.done",
+    ]
+    key = make_api_key(organization, "partner_b")
+    body = assert_error(
+        provisioning_client.post(
+            f"{keys_url(organization)}/{key.api_key.id}",
+            {"webhookEvents": ["webhook.test"]},
+            format="json",
+        ),
+        400,
+    )
+    assert body["message"][0].startswith("webhookEvents has an unknown event: webhook.test")
+
+
+@pytest.mark.parametrize("value", ["order.created", [1], {"a": 1}, True, [None]])
+def test_webhook_events_must_be_an_array_of_names(provisioning_client, organization, value):
+    assert_error(
+        provisioning_client.post(
+            keys_url(organization), {"name": "A", "webhookEvents": value}, format="json"
+        ),
+        400,
+        ["webhookEvents must be an array of event names or null"],
+    )
+
+
+def test_management_api_creates_and_updates_the_filter(organization):
+    make_admin(organization)
+    client, _ = login()
+    base = f"/api/manage/organizations/{organization.id}/api-keys"
+    created = client.post(
+        base,
+        {"name": "ERP", "platform": "erp", "webhookEvents": ["erp.slot.booked"]},
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    assert created.json()["webhookEvents"] == ["erp.slot.booked"]
+    key_id = created.json()["id"]
+
+    updated = client.patch(
+        f"{base}/{key_id}", {"webhookEvents": ["erp.polygon.updated"]}, format="json"
+    )
+    assert updated.status_code == 200, updated.content
+    assert updated.json()["webhookEvents"] == ["erp.polygon.updated"]
+    assert client.get(base).json()[0]["webhookEvents"] == ["erp.polygon.updated"]
+    assert_error(client.patch(f"{base}/{key_id}", {"webhookEvents": ["nope"]}, format="json"), 400)
+    assert_error(
+        client.patch(f"{base}/not-a-key", {"webhookEvents": None}, format="json"),
+        404,
+        "API key not found",
+    )
+
+
+def test_events_not_listed_are_neither_delivered_nor_recorded_as_deliveries(organization, receiver):
+    make_api_key(
+        organization,
+        "partner_a",
+        webhook_url=receiver.url,
+        webhook_events=["order.delivered"],
+    )
+    emit(organization, "order.created", "pending")
+    emit(organization, "order.delivered", "delivered")
+
+    # Both events are recorded; only the listed one has a delivery.
+    assert sorted(
+        Event.objects.filter(organization=organization).values_list("name", flat=True)
+    ) == [
+        "order.created",
+        "order.delivered",
+    ]
+    (delivery,) = Delivery.objects.filter(organization=organization).select_related("event")
+    assert delivery.event.name == "order.delivered"
+    assert tasks.deliver(str(delivery.id)) is True
+    (request,) = receiver.wait_for(1)
+    assert request.json["event"] == "order.delivered"
+
+
+def test_a_filter_applies_to_erp_keys_and_an_empty_list_receives_nothing(organization, receiver):
+    erp = make_api_key(
+        organization, "erp", webhook_url=receiver.url, webhook_events=["erp.slot.booked"]
+    )
+    make_api_key(organization, "partner_a", webhook_url=receiver.url, webhook_events=[])
+    erp_events.polygon_updated_emit(zone=make_zone(organization))
+    emit(organization, "order.created", "pending")
+    assert Event.objects.filter(organization=organization).count() == 2
+    assert not Delivery.objects.filter(organization=organization).exists()
+
+    # Null (every event) again: the next polygon change is delivered.
+    api_key_update(api_key=erp.api_key, webhook_events=None)
+    erp_events.polygon_updated_emit(zone=make_zone(organization, name="South"))
+    assert Delivery.objects.filter(organization=organization).count() == 1
+
+
+def test_admin_edits_the_filter_with_checkboxes(organization):
+    issued = make_api_key(organization, "partner_a", webhook_url="https://hooks.example.com/a")
+    client = admin_client_for(organization)
+    url = f"/admin/tenants/apikey/{issued.api_key.pk}/change/"
+    page = client.get(url)
+    assert b'value="order.delivered"' in page.content
+
+    form = {"name": "Renamed", "webhook_url": "https://hooks.example.com/a"}
+    response = client.post(url, {**form, "webhook_events": ["order.delivered", "order.failed"]})
+    assert response.status_code == 302, response.content
+    issued.api_key.refresh_from_db()
+    assert issued.api_key.webhook_events == ["order.delivered", "order.failed"]
+    # No box checked: every event again.
+    assert client.post(url, form).status_code == 302
+    issued.api_key.refresh_from_db()
+    assert issued.api_key.webhook_events is None
