@@ -86,16 +86,20 @@ def browser(playwright) -> Browser:
 
 
 class Watched:
-    """Every request a page makes, every console message and every script error."""
+    """Every request a page makes (and which of them failed, why), every console message and
+    every script error."""
 
     def __init__(self, page):
         self.requests: list[str] = []
+        self.failed: dict[str, str] = {}
         self.console: list[str] = []
         self.errors: list[str] = []
         page.on("request", lambda request: self.requests.append(request.url))
+        page.on("requestfailed", lambda request: self.failed.update({request.url: request.failure}))
         page.on("console", lambda message: self.console.append(message.text))
         page.on("pageerror", lambda error: self.errors.append(str(error)))
 
     def strangers(self, base_url: str) -> list[str]:
-        """The requests that went anywhere but `base_url`."""
-        return [url for url in self.requests if not url.startswith(f"{base_url}/")]
+        """The requests the page began to anywhere but `base_url` (its blob: URLs are its own)."""
+        own = (f"{base_url}/", f"blob:{base_url}/")
+        return [url for url in self.requests if not url.startswith(own)]
