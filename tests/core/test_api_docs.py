@@ -2,12 +2,20 @@
 service itself from the pinned drf-spectacular-sidecar package: they load nothing from another
 address, so they work offline and run no unpinned code in an admin's browser."""
 
+import os
 import re
+import socket
+import subprocess
+import sys
+import time
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
+import requests
+from django.conf import settings
 from django.contrib.staticfiles import finders
-from django.core.management import call_command
+from django.db import connection
 from django.test import Client
 from playwright.sync_api import expect
 
@@ -75,19 +83,72 @@ def test_docs_page_forbids_the_browser_any_other_address(path):
     assert "http" not in policy
 
 
-def test_docs_assets_are_served_with_debug_off_after_collectstatic(settings, tmp_path):
-    """What gunicorn serves in production: WhiteNoise in the middleware, from STATIC_ROOT."""
-    settings.STATIC_ROOT = tmp_path
-    call_command("collectstatic", interactive=False, verbosity=0)
-    assert settings.DEBUG is False
-    client = Client()  # a new handler: WhiteNoise reads STATIC_ROOT as it starts
-    for path in PAGES:
-        static = [u for u in references(client.get(path).content.decode()) if "/static/" in u]
-        for url in static:
-            response = client.get(url)
-            assert response.status_code == 200, url
-            assert b"".join(response.streaming_content), url
-            assert "max-age" in response["Cache-Control"]
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_docs_assets_are_served_by_gunicorn_with_debug_off(tmp_path):
+    """Production as the Dockerfile runs it: collectstatic, then gunicorn with DEBUG=false
+    serves the docs pages and every asset they reference (WhiteNoise, from STATIC_ROOT)."""
+    database = connection.settings_dict
+    host = f"{database['HOST']}:{database['PORT'] or 5432}"
+    port = _free_port()
+    environment = {
+        **os.environ,
+        "DEBUG": "false",
+        "SECRET_KEY": "test-secret-key-for-a-production-like-run",
+        "PROVISIONING_SECRET": "test-provisioning-secret",
+        "FIELD_ENCRYPTION_KEY": settings.FIELD_ENCRYPTION_KEY,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "false",
+        "STATIC_ROOT": str(tmp_path / "static"),
+        "DATABASE_URL": f"postgres://{database['USER']}@{host}/{database['NAME']}",
+        "BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": "1",
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+    }
+    root = Path(settings.BASE_DIR)
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        cwd=root,
+        env=environment,
+        check=True,
+        timeout=300,
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "delivery.wsgi:application", "-c", "gunicorn.conf.py"],
+        cwd=root,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                # The first request waits for the worker to import the application.
+                if requests.get(f"{base}/healthz", timeout=20).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline, "gunicorn did not start"
+            time.sleep(0.2)
+        for path in PAGES:
+            page = requests.get(f"{base}{path}", timeout=20)
+            assert page.status_code == 200, path
+            static = [url for url in references(page.text) if url.startswith("/static/")]
+            assert static, path
+            for url in static:
+                asset = requests.get(f"{base}{url}", timeout=10)
+                assert asset.status_code == 200, url
+                assert asset.content, url
+                assert "max-age" in asset.headers["Cache-Control"], url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_swagger_ui_lists_every_operation_in_a_real_browser(browser, live_server):
