@@ -9,8 +9,10 @@ Every client here enforces CSRF as a browser session does: the token comes from 
 import html
 import re
 from html.parser import HTMLParser
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 
 from tenants.models import Driver, Membership, Organization, User
@@ -255,3 +257,18 @@ def test_superuser_still_changes_an_organizations_slug_and_state(organization):
     change = client.get(url)
     assert 'name="slug"' in change.content.decode()
     assert 'name="is_active"' in change.content.decode()
+
+
+def test_the_login_make_run_prints_opens_django_admin():
+    """The issue as a new user met it: `manage.py demo` prints a login for Django admin."""
+    out = StringIO()
+    call_command("demo", stdout=out)
+    printed = re.search(r"Management login: (\S+) / (\S+) \(Django admin", out.getvalue())
+    email, password = printed.groups()
+
+    client, answer = log_in(email, password)
+
+    assert answer.status_code == 302
+    listing = client.get("/admin/zones/zone/")
+    assert listing.status_code == 200
+    assert "3 zones" in text(listing)
