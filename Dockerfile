@@ -4,6 +4,8 @@ WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
+# Admin and API docs assets, served by the app itself (WhiteNoise); no settings secret is read.
+RUN DEBUG=true python manage.py collectstatic --noinput --verbosity 0
 RUN useradd --create-home app && chown -R app /app
 USER app
 EXPOSE 8000

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "tenants",
     "provisioning",
     "zones",
@@ -64,6 +65,8 @@ MIDDLEWARE = [
     "delivery.middleware.RateLimitHeadersMiddleware",
     "delivery.middleware.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files (admin, API docs) from the service itself, with DEBUG off too (gunicorn).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -78,7 +81,8 @@ WSGI_APPLICATION = "delivery.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # delivery/ is no app: its templates (the self-contained ReDoc page) are listed here.
+        "DIRS": [BASE_DIR / "delivery" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -133,7 +137,13 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "var" / "static"
+# Filled by `manage.py collectstatic` (scripts/run.sh, the Dockerfile); WhiteNoise serves it.
+STATIC_ROOT = env.path("STATIC_ROOT", default=str(BASE_DIR / "var" / "static"))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # gzip copies made at collectstatic; no manifest, so nothing breaks without it.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 # decisions §1: a body over 1 MiB answers 413.
 MAX_REQUEST_BODY_BYTES = 1024 * 1024
@@ -155,11 +165,16 @@ REST_FRAMEWORK = {
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Delivery orchestration service",
-    "DESCRIPTION": "Multi-tenant last-mile delivery platform. Contract: shared/spec.",
+    "DESCRIPTION": "Multi-tenant last-mile delivery platform. Reference: docs/contract.md.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "PREPROCESSING_HOOKS": ["delivery.routing.drop_slashed_duplicates"],
     "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI and ReDoc from the pinned drf-spectacular-sidecar package, served by the
+    # service itself: no CDN, nothing unpinned runs in an admin's browser, works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Email (decisions §3): SMTP in production, console in development.

@@ -1,8 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
-from delivery import health, metrics, reference_views
+from delivery import api_docs, health, metrics, reference_views
 from delivery.routing import route
 
 api_patterns = [
@@ -19,7 +19,12 @@ api_patterns = [
     *route("bench/dbwrite", reference_views.DbWriteApi.as_view()),
     *route("bench/bookhot", reference_views.BookHotApi.as_view()),
     *route("schema", SpectacularAPIView.as_view(), name="schema"),
-    *route("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    *route("docs", api_docs.SwaggerDocsView.as_view(url_name="schema"), name="docs"),
+    *route(
+        "redoc",
+        api_docs.RedocDocsView.as_view(url_name="schema"),
+        name="redoc",
+    ),
 ]
 
 urlpatterns = [

@@ -7,6 +7,8 @@ scripts/bootstrap.sh runtime
 export DEBUG="${DEBUG:-true}"
 .venv/bin/python scripts/ensure_database.py
 .venv/bin/python manage.py migrate --noinput
+# Admin and API docs assets into STATIC_ROOT, which gunicorn serves (WhiteNoise) with DEBUG off.
+.venv/bin/python manage.py collectstatic --noinput --verbosity 0
 .venv/bin/python manage.py demo
 mkdir -p var
 pids=()

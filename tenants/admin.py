@@ -56,6 +56,12 @@ class OrganizationAdmin(OrganizationScopedAdmin):
     search_fields = ("name", "slug")
     inlines = (MembershipInline,)
 
+    def get_readonly_fields(self, request, obj=None):
+        if self._is_superuser(request):
+            return ()
+        # Whether an organization exists and how it is addressed is the parent platform's call.
+        return ("slug", "is_active", "created_at")
+
     def has_add_permission(self, request) -> bool:
         return self._is_superuser(request)  # organizations come from provisioning
 

@@ -10,6 +10,9 @@ from rest_framework.test import APIClient
 from tenants.models import Organization
 from tenants.services import IssuedApiKey, api_key_create, organization_create
 
+# The real-browser fixtures (chromium, playwright, browser) for every folder that needs them.
+pytest_plugins = ["tests.core.browser"]
+
 _sequence = itertools.count(1)
 
 

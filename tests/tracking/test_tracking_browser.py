@@ -1,35 +1,23 @@
-"""The tracking page in a real browser: headless Chromium from Debian's packages, via Playwright.
+"""The tracking page in a real browser: headless Chromium from Debian's packages, via Playwright
+(the set-up is tests/core/browser.py).
 
 The page is opened against a live server, the order moves through the status machine with
-`order_transition`, and the page must follow by itself. The test installs Chromium with
-apt-get when it is missing (as root); it skips, saying why, only where that cannot be done.
-Playwright drives that Chromium: `playwright install` (a download of its own) is never used.
+`order_transition`, and the page must follow by itself.
 """
 
 import datetime as dt
-import os
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from playwright.sync_api import Browser, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 from time_machine import travel
 
 from tests.conftest import make_organization
+from tests.core.browser import Watched, launch
 from tests.tracking.conftest import advance, make_driver, make_order, make_zone
 
-CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOT = Path(django_settings.BASE_DIR) / "docs" / "tracking.png"
 #: a phone: the page is for recipients following a delivery on theirs
 PHONE = {
@@ -46,70 +34,10 @@ UPDATE_TIMEOUT_MS = 10_000
 CREATED = dt.datetime(2031, 3, 4, 8, 2, tzinfo=dt.UTC)
 
 
-def _apt_get(*args: str, timeout: int) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["apt-get", "-o", "DPkg::Lock::Timeout=300", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        check=False,
-    )
-
-
-def _install_chromium() -> str:
-    """Installs Debian's chromium package; returns what went wrong when CHROMIUM is still absent."""
-    if shutil.which("apt-get") is None:
-        return "apt-get is not available"
-    if os.geteuid() != 0:
-        return "installing it needs root (apt-get install -y chromium)"
-    try:
-        _apt_get("update", timeout=600)
-        result = _apt_get("install", "-y", "chromium", timeout=1200)
-    except subprocess.TimeoutExpired:
-        return "apt-get install -y chromium timed out"
-    if result.returncode != 0:
-        last_lines = " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
-        return f"apt-get install -y chromium failed: {last_lines}"
-    return f"apt-get installed the chromium package, but there is no {CHROMIUM}"
-
-
-@pytest.fixture(scope="session")
-def chromium() -> Path:
-    if not CHROMIUM.exists():
-        reason = _install_chromium()
-        if not CHROMIUM.exists():
-            pytest.skip(f"Chromium not found at {CHROMIUM} and could not be installed: {reason}")
-    return CHROMIUM
-
-
-@pytest.fixture
-def playwright(chromium, live_server, monkeypatch) -> Playwright:
-    # Playwright's sync API keeps an asyncio loop running in this thread, and Django's ORM
-    # refuses to run beside one unless told; the ORM calls here are plain synchronous ones in
-    # the test's own thread (this is Playwright's advice for Django tests).
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as started:
-        yield started
-
-
-def _launch(playwright: Playwright, *extra_args: str) -> Browser:
-    return playwright.chromium.launch(
-        executable_path=str(CHROMIUM), args=[*CHROMIUM_ARGS, *extra_args], headless=True
-    )
-
-
-@pytest.fixture
-def browser(playwright) -> Browser:
-    launched = _launch(playwright)
-    yield launched
-    launched.close()
-
-
 @pytest.fixture
 def browser_without_javascript(playwright) -> Browser:
     """JavaScript off in Blink itself, so <noscript> renders as for a reader who disabled it."""
-    launched = _launch(playwright, "--blink-settings=scriptEnabled=false")
+    launched = launch(playwright, "--blink-settings=scriptEnabled=false")
     yield launched
     launched.close()
 
@@ -127,18 +55,6 @@ def advance_at(order, minutes_after_creation: int, *statuses: str, driver=None):
     """Moves the order as `advance` does, at a moment of the delivery morning."""
     with travel(CREATED + dt.timedelta(minutes=minutes_after_creation), tick=False):
         return advance(order, *statuses, driver=driver)
-
-
-class Watched:
-    """Every request the page makes, every console message and every script error."""
-
-    def __init__(self, page):
-        self.requests: list[str] = []
-        self.console: list[str] = []
-        self.errors: list[str] = []
-        page.on("request", lambda request: self.requests.append(request.url))
-        page.on("console", lambda message: self.console.append(message.text))
-        page.on("pageerror", lambda error: self.errors.append(str(error)))
 
 
 def test_page_follows_the_order_without_a_reload(browser, live_server, tracked_order):
