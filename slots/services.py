@@ -575,14 +575,14 @@ RETURNING 1
 
 def slot_hold_create(
     *,
-    api_key,
+    api_key_id,
     template: SlotTemplate,
     day: date,
     dropoff_lat: float,
     dropoff_lng: float,
     ttl_seconds: int = HOLD_TTL_DEFAULT_SECONDS,
 ) -> tuple[SlotHold, Occurrence]:
-    """Takes one place of `template` on `day` for `api_key` during `ttl_seconds`, after the
+    """Takes one place of `template` on `day` for the API key `api_key_id` during `ttl_seconds`, after the
     checks of an ERP create in their order (weekday, cutoff, dropoff, zone enabled, then
     capacity under the slot's lock: 400 `Delivery slot is full`). Emits `erp.slots.updated`.
     Returns the hold and the slot's occurrence."""
@@ -614,8 +614,8 @@ def slot_hold_create(
         if row is None:
             raise SlotFull()
         hold = SlotHold.objects.create(
-            organization_id=api_key.organization_id,
-            api_key=api_key,
+            organization_id=template.organization_id,
+            api_key_id=api_key_id,
             template=template,
             date=day,
             created_at=now,

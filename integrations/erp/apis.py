@@ -54,7 +54,7 @@ class ErpOrdersApi(ErpApiView):
             organization_id=request.auth.organization_id,
             platform=request.auth.platform,
             actor=actor_of(request),
-            api_key_id=request.auth.id,
+            api_key_id=request.auth.key_id,
             **serializer.service_arguments(),
         )
         return Response(ErpOrderOutput(order).data, status=201)
@@ -122,7 +122,9 @@ class ErpSlotHoldsApi(ErpApiView):
         serializer = SlotHoldInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = services.erp_slot_hold_create(
-            api_key=request.auth, **serializer.service_arguments()
+            organization_id=request.auth.organization_id,
+            api_key_id=request.auth.key_id,
+            **serializer.service_arguments(),
         )
         return Response(SlotHoldOutput(result).data, status=201)
 
@@ -141,5 +143,5 @@ class ErpSlotHoldDetailApi(ErpApiView):
         "erp.slots.updated.",
     )
     def delete(self, request, hold_id):
-        services.erp_slot_hold_release(api_key=request.auth, hold_id=hold_id)
+        services.erp_slot_hold_release(api_key_id=request.auth.key_id, hold_id=hold_id)
         return Response(status=204)

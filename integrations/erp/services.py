@@ -176,7 +176,8 @@ def erp_order_cancel(*, order: Order, actor: str = "", reason: str = "") -> Orde
 
 def erp_slot_hold_create(
     *,
-    api_key,
+    organization_id,
+    api_key_id,
     slot_template_id: str,
     slot_date: date,
     dropoff_lat: float,
@@ -185,12 +186,12 @@ def erp_slot_hold_create(
 ):
     """`POST /integrations/erp/slot-holds`: the checks of `erp_order_create`, in its order and
     with its messages (template, weekday, cutoff, dropoff, zone enabled, capacity), then one
-    place of the slot taken by `api_key` for `ttl_seconds`. Returns (hold, occurrence, zone)."""
+    place of the slot taken by the API key `api_key_id` for `ttl_seconds`. Returns (hold, occurrence, zone)."""
     template = slot_selectors.slot_template_get(
-        organization_id=api_key.organization_id, template_id=slot_template_id
+        organization_id=organization_id, template_id=slot_template_id
     )
     hold, slot = slot_services.slot_hold_create(
-        api_key=api_key,
+        api_key_id=api_key_id,
         template=template,
         day=slot_date,
         dropoff_lat=dropoff_lat,
@@ -200,6 +201,6 @@ def erp_slot_hold_create(
     return hold, slot, template.zone
 
 
-def erp_slot_hold_release(*, api_key, hold_id: str) -> None:
+def erp_slot_hold_release(*, api_key_id, hold_id: str) -> None:
     """`DELETE /integrations/erp/slot-holds/:holdId`: the place goes back to the slot."""
-    slot_services.slot_hold_release(api_key_id=api_key.id, hold_id=hold_id)
+    slot_services.slot_hold_release(api_key_id=api_key_id, hold_id=hold_id)
