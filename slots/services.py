@@ -582,10 +582,10 @@ def slot_hold_create(
     dropoff_lng: float,
     ttl_seconds: int = HOLD_TTL_DEFAULT_SECONDS,
 ) -> tuple[SlotHold, Occurrence]:
-    """Takes one place of `template` on `day` for the API key `api_key_id` during `ttl_seconds`, after the
-    checks of an ERP create in their order (weekday, cutoff, dropoff, zone enabled, then
-    capacity under the slot's lock: 400 `Delivery slot is full`). Emits `erp.slots.updated`.
-    Returns the hold and the slot's occurrence."""
+    """Takes one place of `template` on `day` for the API key `api_key_id` during
+    `ttl_seconds`, after the checks of an ERP create in their order (weekday, cutoff, dropoff,
+    zone enabled, then capacity under the slot's lock: 400 `Delivery slot is full`). Emits
+    `erp.slots.updated`. Returns the hold and the slot's occurrence."""
     slot = slot_booking_check(
         template=template, day=day, dropoff_lat=dropoff_lat, dropoff_lng=dropoff_lng
     )

@@ -186,7 +186,8 @@ def erp_slot_hold_create(
 ):
     """`POST /integrations/erp/slot-holds`: the checks of `erp_order_create`, in its order and
     with its messages (template, weekday, cutoff, dropoff, zone enabled, capacity), then one
-    place of the slot taken by the API key `api_key_id` for `ttl_seconds`. Returns (hold, occurrence, zone)."""
+    place of the slot taken by the API key `api_key_id` for `ttl_seconds`.
+    Returns (hold, occurrence, zone)."""
     template = slot_selectors.slot_template_get(
         organization_id=organization_id, template_id=slot_template_id
     )
