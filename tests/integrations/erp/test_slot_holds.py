@@ -237,6 +237,32 @@ def test_holds_fill_the_slot_for_holds_bookings_and_moves(organization, client, 
     }
 
 
+def test_bulk_availability_counts_live_holds_as_taken(organization, client, zone, traveller):
+    template = make_template(zone, day_of_week=0, start="08:00", capacity=2)
+    held_id(client, template, ttlSeconds=60)
+    held_id(client, template, day=SUNDAY + timedelta(days=7), ttlSeconds=120)
+    _readers.setdefault(organization.id, standard_client(organization))
+
+    def taken() -> list[tuple[str, int, int]]:
+        body = (
+            _readers[organization.id]
+            .get(
+                "/api/public/delivery-slots/availability/bulk",
+                {"zoneId": str(zone.id), "startDate": "2030-01-06", "endDate": "2030-01-13"},
+            )
+            .json()
+        )
+        return [
+            (day["date"], slot["booked"], slot["available"])
+            for day in body["dates"]
+            for slot in day["slots"]
+        ]
+
+    assert taken() == [("2030-01-06", 1, 1), ("2030-01-13", 1, 1)]
+    traveller.move_to(NOW + timedelta(seconds=90))
+    assert taken() == [("2030-01-06", 0, 2), ("2030-01-13", 1, 1)]
+
+
 # ----- booking a hold -----
 
 
