@@ -89,6 +89,7 @@ import redis  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from bench.slots import holds as holds_bench  # noqa: E402
 from delivery import reference_views  # noqa: E402
 from integrations.models import IdempotencyKey, Order  # noqa: E402
 from slots import services as slot_services  # noqa: E402
@@ -340,13 +341,24 @@ def outbox_drain(timeout: float) -> int:
 
 
 def invariants(
-    data: Data, scenarios: Scenarios, receivers, full_refusals: int, load_started
+    data: Data,
+    scenarios: Scenarios,
+    receivers,
+    *,
+    full_refusals: int,
+    load_started,
+    hold_problems: list[str],
 ) -> list[tuple[str, str]]:
     """(check, problem or "ok") after the load."""
     return [
         (name, "ok" if not problems else "; ".join(problems[:5]))
         for name, problems in (
             _slot_problems(data, scenarios, full_refusals),
+            (
+                f"slot holds: at most the capacity ({holds_bench.CAPACITY}) taken by "
+                f"{holds_bench.CLIENTS} concurrent holders and bookers, every hold booked",
+                hold_problems,
+            ),
             _partner_problems(),
             _webhook_problems(receivers, load_started),
         )
@@ -588,6 +600,12 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
         # The hot slot booked until full: the expected 400s, then the invariants.
         full = (scenarios.run(Scenarios.FULL, seconds=4), scenarios.last_full)
         print(f"  {Scenarios.FULL}: {full[0]}, {full[1]} slot full", flush=True)
+        # Slot holds racing bookings (bench/slots/holds.py); its orders join the ERP count.
+        hold_problems, hold_summary, hold_orders = holds_bench.race(
+            base=BASE, fixture=data.slots, dropoff=slots_bench.DROPOFF, tag=scenarios.run_id
+        )
+        scenarios.erp_successes += hold_orders
+        print(f"  slot holds: {hold_summary}", flush=True)
         outbox_drain(timeout=60)
         checks = invariants(
             data,
@@ -595,6 +613,7 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
             [load_receiver, hook_receiver],
             full_refusals=full[1],
             load_started=load_started,
+            hold_problems=hold_problems,
         )
     finally:
         service.stop()

@@ -252,6 +252,12 @@ CELERY_BEAT_SCHEDULE: dict = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
+    # Slot holds count for nothing once expired; this removes their rows (docs/slot-holds.md).
+    "slots-delete-expired-holds": {
+        "task": "slots.delete_expired_holds",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
     # decisions §5: Idempotency-Keys are kept 24 hours.
     "integrations-expire-idempotency-keys": {
         "task": "integrations.expire_idempotency_keys",

@@ -41,3 +41,21 @@ class SlotTemplateTaken(Conflict):
         super().__init__(
             f"A slot template of this zone already starts at {start_time} on day {day_of_week}"
         )
+
+
+class SlotHoldNotFound(NotFound):
+    """Unknown, malformed, released, swept, or taken by another API key."""
+
+    default_message = "Slot hold not found"
+
+
+class SlotHoldMismatch(BadRequest):
+    default_message = "Slot hold is for another delivery slot or date"
+
+
+class SlotHoldExpired(Conflict):
+    default_message = "Slot hold has expired"
+
+
+class SlotHoldUsed(Conflict):
+    default_message = "Slot hold has already been used"

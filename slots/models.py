@@ -8,12 +8,13 @@ bookings of that slot are serialized on (`SELECT ... FOR UPDATE`), so capacity i
 
 import uuid
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
 from integrations.models import Order
-from tenants.models import Organization
+from tenants.models import ApiKey, Organization
 from zones.models import Zone
 
 DEFAULT_TIMEZONE = "UTC"
@@ -133,6 +134,12 @@ class SlotDay(models.Model):
     date = models.DateField()
     booked = models.PositiveIntegerField(default=0)
     capacity = models.PositiveIntegerField(default=0)
+    # The expiry of each unused hold of the slot (`SlotHold`), kept on the row bookings lock so
+    # that the one statement taking a place counts the holds live at that moment exactly (a
+    # count over the holds table would read the statement's snapshot, not what the transaction
+    # it waited for has just committed). Expired entries count for nothing and are pruned when
+    # the next hold is taken.
+    hold_expiries = ArrayField(models.DateTimeField(), default=list, blank=True)
 
     class Meta:
         constraints = [
@@ -176,3 +183,22 @@ class SlotBooking(models.Model):
     @property
     def is_active(self) -> bool:
         return self.released_at is None
+
+
+class SlotHold(models.Model):
+    """One place of a slot taken during a checkout, by one API key, until `expires_at`
+    (docs/slot-holds.md). An ERP create with its id turns it into the booking (`used_at`).
+    Expired holds count for nothing at once; `slots.delete_expired_holds` removes their rows.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    template = models.ForeignKey(SlotTemplate, on_delete=models.CASCADE, related_name="holds")
+    date = models.DateField()
+    created_at = models.DateTimeField(default=django_timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"hold {self.id} on {self.template_id} {self.date} until {self.expires_at}"

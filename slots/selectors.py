@@ -157,7 +157,10 @@ def _calendar_sql() -> str:
           FROM {zone} z
           LEFT JOIN {template} t ON t.zone_id = z.id AND t.deleted_at IS NULL
           LEFT JOIN LATERAL (
-                SELECT array_agg(d.date) AS dates, array_agg(d.booked) AS counts
+                SELECT array_agg(d.date) AS dates,
+                       -- taken places: the bookings plus the holds still live (slot holds)
+                       array_agg(d.booked + (SELECT count(*) FROM unnest(d.hold_expiries) AS e
+                                              WHERE e > %s)::int) AS counts
                   FROM {day} d
                  WHERE d.template_id = t.id AND d.date BETWEEN %s AND %s
                ) b ON true
@@ -167,7 +170,7 @@ def _calendar_sql() -> str:
 
 
 def _slot_calendar(
-    *, organization_id, zone_id, first: date, last: date
+    *, organization_id, zone_id, first: date, last: date, now: datetime
 ) -> tuple[ZoneFacts, list[TemplateFacts]]:
     """The zone (of purpose `slot` or `both`, else 404 `Zone not found`) and its templates
     ascending by start, with their booked counts from `first` to `last`. One query.
@@ -179,7 +182,7 @@ def _slot_calendar(
     if parsed is None:
         raise ZoneNotFound()
     with connection.cursor() as cursor:
-        cursor.execute(_calendar_sql(), [first, last, str(organization_id), parsed])
+        cursor.execute(_calendar_sql(), [now, first, last, str(organization_id), parsed])
         rows = cursor.fetchall()
     if not rows or rows[0][2] not in SLOT_PURPOSES:
         raise ZoneNotFound()
@@ -246,7 +249,7 @@ def availability_get(
     """
     now = now or timezone.now()
     zone, templates = _slot_calendar(
-        organization_id=organization_id, zone_id=zone_id, first=first, last=last
+        organization_id=organization_id, zone_id=zone_id, first=first, last=last, now=now
     )
     by_weekday: dict[int, list[TemplateFacts]] = defaultdict(list)
     for template in templates:

@@ -12,7 +12,7 @@ directions therefore queue instead of deadlocking.
 """
 
 from dataclasses import dataclass
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
@@ -27,10 +27,14 @@ from slots.errors import (
     SlotCutoffPassed,
     SlotDayMismatch,
     SlotFull,
+    SlotHoldExpired,
+    SlotHoldMismatch,
+    SlotHoldNotFound,
+    SlotHoldUsed,
     SlotTemplateTaken,
     ZoneNotForSlots,
 )
-from slots.models import SlotBooking, SlotDay, SlotPolicy, SlotTemplate
+from slots.models import SlotBooking, SlotDay, SlotHold, SlotPolicy, SlotTemplate
 from slots.occurrences import (
     MINUTES_PER_DAY,
     Occurrence,
@@ -39,6 +43,7 @@ from slots.occurrences import (
     minutes_of,
 )
 from tenants.models import Organization
+from tenants.selectors import parse_uuid
 from webhooks import erp_events
 from zones.geometry import polygon_from_geodata
 from zones.models import SLOT_PURPOSES, Zone
@@ -373,9 +378,15 @@ def _slot_day_locked(*, template_id, day: date) -> SlotDay:
         return SlotDay.objects.select_for_update().get(template_id=template_id, date=day)
 
 
+def live_hold_count(expiries, now: datetime) -> int:
+    """The holds of a counter row still live at `now` (an expired hold counts for nothing)."""
+    return sum(1 for expiry in expiries if expiry > now)
+
+
 def _take_place(counter: SlotDay, *, capacity: int) -> int:
-    """One more booking on a locked counter; 400 `Delivery slot is full` at capacity."""
-    if counter.booked >= capacity:
+    """One more booking on a locked counter; 400 `Delivery slot is full` when its bookings and
+    live holds fill it."""
+    if counter.booked + live_hold_count(counter.hold_expiries, timezone.now()) >= capacity:
         metrics.booking_refused("slot")
         raise SlotFull()
     SlotDay.objects.filter(pk=counter.pk).update(booked=F("booked") + 1, capacity=capacity)
@@ -392,24 +403,38 @@ def _take_place(counter: SlotDay, *, capacity: int) -> int:
 # constraint backs it). No row returned: the slot is full. (A locking SELECT and an UPDATE did
 # this before; moves still lock first, in a fixed order, as they touch two counters.)
 _BOOK_PLACE = """
-INSERT INTO {table} AS existing (template_id, date, booked, capacity)
-VALUES (%(template)s, %(date)s, 1, %(capacity)s)
+INSERT INTO {table} AS existing (template_id, date, booked, capacity, hold_expiries)
+VALUES (%(template)s, %(date)s, 1, %(capacity)s, '{{}}')
 ON CONFLICT (template_id, date) DO UPDATE
     SET booked = existing.booked + 1, capacity = EXCLUDED.capacity
-    WHERE existing.booked < EXCLUDED.capacity
-RETURNING booked
+    WHERE existing.booked + {live_holds} < EXCLUDED.capacity
+RETURNING booked + {live_holds_returned}
 """
 
+# Live holds of the counter row (`SlotDay.hold_expiries`) at `%(now)s`: in the DO UPDATE's WHERE
+# this reads the row version the statement locked, so holds count as exactly as bookings do.
+_LIVE_HOLDS = "(SELECT count(*) FROM unnest({column}) AS e WHERE e > %(now)s)"
 
-def _book_place(*, template_id, day: date, capacity: int) -> int:
+
+def _book_place(*, template_id, day: date, capacity: int, now: datetime | None = None) -> int:
     """One more booking on the (template, date) counter, locked until the transaction ends;
-    400 `Delivery slot is full` at capacity. Returns the slot's bookings after this one."""
+    400 `Delivery slot is full` when bookings and live holds fill it. Returns the slot's taken
+    places (bookings and live holds) after this one."""
     row = None
     if capacity > 0:
         with connection.cursor() as cursor:
             cursor.execute(
-                _BOOK_PLACE.format(table=connection.ops.quote_name(SlotDay._meta.db_table)),
-                {"template": template_id, "date": day, "capacity": capacity},
+                _BOOK_PLACE.format(
+                    table=connection.ops.quote_name(SlotDay._meta.db_table),
+                    live_holds=_LIVE_HOLDS.format(column="existing.hold_expiries"),
+                    live_holds_returned=_LIVE_HOLDS.format(column="hold_expiries"),
+                ),
+                {
+                    "template": template_id,
+                    "date": day,
+                    "capacity": capacity,
+                    "now": now or timezone.now(),
+                },
             )
             row = cursor.fetchone()
     if row is None:
@@ -524,3 +549,186 @@ def slot_booking_release(*, order) -> None:
         zone = Zone.objects.filter(slot_templates__id=booking.template_id).first()
         if zone is not None:
             slot_zone_changed(zone=zone)
+
+
+# ----- holds (docs/slot-holds.md) -----
+
+#: `ttlSeconds` of a hold: default and bounds
+HOLD_TTL_DEFAULT_SECONDS = 600
+HOLD_TTL_MAX_SECONDS = 3600
+
+# A hold takes a place in one statement, as a booking does (`_BOOK_PLACE`), on the same row
+# lock: its expiry joins the row's live holds while bookings and live holds leave room. The
+# holds that have expired are dropped from the row on the way.
+_HOLD_PLACE = """
+INSERT INTO {table} AS existing (template_id, date, booked, capacity, hold_expiries)
+VALUES (%(template)s, %(date)s, 0, %(capacity)s, ARRAY[%(expires)s]::timestamptz[])
+ON CONFLICT (template_id, date) DO UPDATE
+    SET hold_expiries = ARRAY(
+            SELECT e FROM unnest(existing.hold_expiries) AS e WHERE e > %(now)s ORDER BY e
+        ) || EXCLUDED.hold_expiries,
+        capacity = EXCLUDED.capacity
+    WHERE existing.booked + {live_holds} < EXCLUDED.capacity
+RETURNING 1
+"""
+
+
+def slot_hold_create(
+    *,
+    api_key_id,
+    template: SlotTemplate,
+    day: date,
+    dropoff_lat: float,
+    dropoff_lng: float,
+    ttl_seconds: int = HOLD_TTL_DEFAULT_SECONDS,
+) -> tuple[SlotHold, Occurrence]:
+    """Takes one place of `template` on `day` for the API key `api_key_id` during
+    `ttl_seconds`, after the checks of an ERP create in their order (weekday, cutoff, dropoff,
+    zone enabled, then capacity under the slot's lock: 400 `Delivery slot is full`). Emits
+    `erp.slots.updated`. Returns the hold and the slot's occurrence."""
+    slot = slot_booking_check(
+        template=template, day=day, dropoff_lat=dropoff_lat, dropoff_lng=dropoff_lng
+    )
+    if not 1 <= ttl_seconds <= HOLD_TTL_MAX_SECONDS:
+        raise ValueError("ttl_seconds out of range")
+    with transaction.atomic():
+        now = timezone.now()
+        expires_at = now + timedelta(seconds=ttl_seconds)
+        row = None
+        if template.capacity > 0:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    _HOLD_PLACE.format(
+                        table=connection.ops.quote_name(SlotDay._meta.db_table),
+                        live_holds=_LIVE_HOLDS.format(column="existing.hold_expiries"),
+                    ),
+                    {
+                        "template": template.id,
+                        "date": day,
+                        "capacity": template.capacity,
+                        "expires": expires_at,
+                        "now": now,
+                    },
+                )
+                row = cursor.fetchone()
+        if row is None:
+            raise SlotFull()
+        hold = SlotHold.objects.create(
+            organization_id=template.organization_id,
+            api_key_id=api_key_id,
+            template=template,
+            date=day,
+            created_at=now,
+            expires_at=expires_at,
+        )
+        slot_zone_changed(zone=template.zone)
+    return hold, slot
+
+
+def _hold_locked(*, api_key_id, hold_id) -> SlotHold:
+    """The key's hold `hold_id`, locked until the transaction ends: two requests using or
+    releasing one hold queue. 404 `Slot hold not found` for any other key's, as for unknown."""
+    parsed = parse_uuid(hold_id)
+    hold = (
+        SlotHold.objects.select_for_update().filter(pk=parsed, api_key_id=api_key_id).first()
+        if parsed
+        else None
+    )
+    if hold is None:
+        raise SlotHoldNotFound()
+    return hold
+
+
+def slot_hold_claim(*, api_key_id, hold_id, template: SlotTemplate, day: date) -> SlotHold:
+    """The hold an ERP create names, locked, in the caller's transaction: the key's own (404),
+    for this template and date (400), not used (409), not expired (409)."""
+    hold = _hold_locked(api_key_id=api_key_id, hold_id=hold_id)
+    if hold.template_id != template.id or hold.date != day:
+        raise SlotHoldMismatch()
+    if hold.used_at is not None:
+        raise SlotHoldUsed()
+    if hold.expires_at <= timezone.now():
+        raise SlotHoldExpired()
+    return hold
+
+
+def slot_hold_book(*, order, hold: SlotHold, template: SlotTemplate) -> SlotBooked:
+    """Turns the claimed `hold` into `order`'s booking, in the caller's transaction: the place
+    the hold took becomes a booking (no second place, no capacity check). 409 `Slot hold has
+    expired` when, under the slot's lock, the hold is no longer live (it expired while the
+    order was written: a booking may have taken its place since). Emits `erp.slot.booked`."""
+    with transaction.atomic(savepoint=False):
+        booking = SlotBooking.objects.create(
+            organization_id=order.organization_id,
+            order=order,
+            template=template,
+            date=hold.date,
+            booked_at=timezone.now(),
+        )
+        counter = _slot_day_locked(template_id=template.id, day=hold.date)
+        # Read after the lock: every request that counted this hold as expired took its time
+        # before this one, so it cannot have given its place away while it is still live here.
+        now = timezone.now()
+        expiries = list(counter.hold_expiries)
+        if hold.expires_at <= now or hold.expires_at not in expiries:
+            raise SlotHoldExpired()
+        expiries.remove(hold.expires_at)
+        booked = counter.booked + 1
+        SlotDay.objects.filter(pk=counter.pk).update(
+            booked=booked,
+            # A capacity lowered under the hold: the held place is kept all the same.
+            capacity=max(counter.capacity, booked),
+            hold_expiries=expiries,
+        )
+        hold.used_at = now
+        hold.save(update_fields=["used_at"])
+        metrics.booking_made("slot")
+        capacity = template.capacity
+        taken = booked + live_hold_count(expiries, now)
+        erp_events.slot_booked_emit(
+            organization_id=order.organization_id,
+            zone=template.zone,
+            order_id=order.id,
+            template_id=template.id,
+            date=hold.date,
+            booked=taken,
+            capacity=capacity,
+            available=max(0, capacity - taken),
+            updated_at=booking.booked_at,
+        )
+    return SlotBooked(booking=booking, booked=taken, capacity=capacity)
+
+
+@transaction.atomic
+def slot_hold_release(*, api_key_id, hold_id) -> None:
+    """`DELETE .../slot-holds/:holdId`: gives the place back and forgets the hold (404 for an
+    unknown or another key's; 409 once it became a booking: cancel the order instead).
+    Emits `erp.slots.updated`."""
+    hold = _hold_locked(api_key_id=api_key_id, hold_id=hold_id)
+    if hold.used_at is not None:
+        raise SlotHoldUsed()
+    counter = _slot_day_locked(template_id=hold.template_id, day=hold.date)
+    expiries = list(counter.hold_expiries)
+    if hold.expires_at in expiries:
+        expiries.remove(hold.expires_at)
+        SlotDay.objects.filter(pk=counter.pk).update(hold_expiries=expiries)
+    hold.delete()
+    zone = Zone.objects.filter(slot_templates__id=hold.template_id).first()
+    if zone is not None:
+        slot_zone_changed(zone=zone)
+
+
+@transaction.atomic
+def slot_holds_expired_delete(*, now: datetime | None = None) -> int:
+    """Deletes the holds expired at `now` (they already count for nothing) and emits
+    `erp.slots.updated` for the zones whose unused holds gave places back. Safe to run twice:
+    the second run finds nothing. Returns how many were deleted."""
+    now = now or timezone.now()
+    expired = SlotHold.objects.filter(expires_at__lte=now)
+    zone_ids = set(
+        expired.filter(used_at=None).values_list("template__zone_id", flat=True).distinct()
+    )
+    deleted, _ = expired.delete()
+    for zone in Zone.objects.filter(pk__in=zone_ids).order_by("id"):
+        slot_zone_changed(zone=zone)
+    return deleted

@@ -11,6 +11,8 @@ from integrations.erp.serializers import (
     ErpOrderOutput,
     ErpOrderSlotOutput,
     ErpSlotAssignInput,
+    SlotHoldInput,
+    SlotHoldOutput,
 )
 from tenants.api_bases import IntegrationApiView
 
@@ -40,7 +42,10 @@ class ErpOrdersApi(ErpApiView):
         },
         description="Creates an order and books its delivery slot in one transaction. Checks, "
         "in order: template exists (404 Slot not found), weekday, cutoff, dropoff inside the "
-        "zone, capacity (400). Emits erp.slot.booked.",
+        "zone, capacity (400). Emits erp.slot.booked. With holdId, the key's slot hold becomes "
+        "the booking (no capacity check): 404 Slot hold not found (unknown or another key's), "
+        "400 Slot hold is for another delivery slot or date, 409 Slot hold has already been "
+        "used, 409 Slot hold has expired; the cutoff is judged when the hold was taken.",
     )
     def post(self, request):
         serializer = ErpOrderInput(data=request.data)
@@ -95,3 +100,48 @@ class ErpOrderCancelApi(ErpApiView):
             reason=serializer.validated_data.get("reason") or "",
         )
         return Response(ErpOrderOutput(order).data)
+
+
+class ErpSlotHoldsApi(ErpApiView):
+    @extend_schema(
+        tags=TAG,
+        request=SlotHoldInput,
+        responses={
+            201: OpenApiResponse(SlotHoldOutput, description="One place of the slot held"),
+            **errors(400, 401, 403, 404, 413, 415, 429),
+        },
+        description="Holds one place of a slot during a checkout (docs/slot-holds.md), for "
+        "ttlSeconds (default 600, 1 to 3600). The checks of an ERP order create, in its order "
+        "and with its messages: 404 Slot not found, then 400 for the weekday, the cutoff, a "
+        "dropoff outside the zone, a disabled zone, and Delivery slot is full. A live hold "
+        "counts as taken in availability and in erp.slots.updated / erp.slot.booked; an "
+        "expired one counts for nothing. Book it with holdId on POST /integrations/erp/orders "
+        "or release it with DELETE. Emits erp.slots.updated.",
+    )
+    def post(self, request):
+        serializer = SlotHoldInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = services.erp_slot_hold_create(
+            organization_id=request.auth.organization_id,
+            api_key_id=request.auth.key_id,
+            **serializer.service_arguments(),
+        )
+        return Response(SlotHoldOutput(result).data, status=201)
+
+
+class ErpSlotHoldDetailApi(ErpApiView):
+    @extend_schema(
+        tags=TAG,
+        request=None,
+        responses={
+            204: OpenApiResponse(description="Hold released, its place given back"),
+            **errors(401, 403, 404, 409, 429),
+        },
+        description="Releases the key's hold: its place goes back to the slot. 404 Slot hold "
+        "not found for an unknown hold or another key's; 409 Slot hold has already been used "
+        "once it became an order's booking (cancel the order instead). Emits "
+        "erp.slots.updated.",
+    )
+    def delete(self, request, hold_id):
+        services.erp_slot_hold_release(api_key_id=request.auth.key_id, hold_id=hold_id)
+        return Response(status=204)

@@ -15,6 +15,8 @@ from delivery.fields import StrictCharField, normalize_phone
 from integrations.models import Order, PackageSize
 from slots.models import SlotBooking
 from slots.occurrences import zone_tz
+from slots.serializers import StrictIntegerField
+from slots.services import HOLD_TTL_DEFAULT_SECONDS, HOLD_TTL_MAX_SECONDS
 
 EXTERNAL_REF_PATTERN = re.compile(r"^[A-Za-z0-9\-_.:/#]+$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -146,6 +148,7 @@ class ErpOrderInput(serializers.Serializer):
     packageSize = PackageSizeField()
     deliverySlotTemplateId = _Text("deliverySlotTemplateId", 100)
     deliverySlotDate = SlotDateField()
+    holdId = _Text("holdId", 100, required=False)
 
     def validate(self, attrs):
         given = [name for name in ("pickupLat", "pickupLng") if attrs.get(name) is not None]
@@ -168,6 +171,7 @@ class ErpOrderInput(serializers.Serializer):
             "pickup_lat": data.get("pickupLat"),
             "pickup_lng": data.get("pickupLng"),
             "package_size": data.get("packageSize") or "",
+            "hold_id": data.get("holdId") or None,
         }
 
 
@@ -192,6 +196,45 @@ class ErpSlotAssignInput(serializers.Serializer):
             "slot_date": data["deliverySlotDate"],
             "dropoff_lat": data.get("dropoffLat"),
             "dropoff_lng": data.get("dropoffLng"),
+        }
+
+
+class SlotHoldInput(serializers.Serializer):
+    """`POST /integrations/erp/slot-holds` (docs/slot-holds.md)."""
+
+    deliverySlotTemplateId = _Text("deliverySlotTemplateId", 100)
+    deliverySlotDate = SlotDateField()
+    dropoffLat = CoordinateField("dropoffLat", 90)
+    dropoffLng = CoordinateField("dropoffLng", 180)
+    ttlSeconds = StrictIntegerField(min_value=1, max_value=HOLD_TTL_MAX_SECONDS, required=False)
+
+    def service_arguments(self) -> dict:
+        data = self.validated_data
+        return {
+            "slot_template_id": data["deliverySlotTemplateId"],
+            "slot_date": data["deliverySlotDate"],
+            "dropoff_lat": data["dropoffLat"],
+            "dropoff_lng": data["dropoffLng"],
+            "ttl_seconds": data.get("ttlSeconds", HOLD_TTL_DEFAULT_SECONDS),
+        }
+
+
+class SlotHoldOutput(serializers.Serializer):
+    """The 201 of `POST /integrations/erp/slot-holds`: the window in the zone's time."""
+
+    holdId = serializers.UUIDField()
+    expiresAt = serializers.DateTimeField()
+    deliveryWindowStart = serializers.CharField()
+    deliveryWindowEnd = serializers.CharField()
+
+    def to_representation(self, instance) -> dict:
+        hold, slot, zone = instance
+        tz = zone_tz(zone.timezone)
+        return {
+            "holdId": str(hold.id),
+            "expiresAt": _TIMESTAMP.to_representation(hold.expires_at),
+            "deliveryWindowStart": slot.window_start.astimezone(tz).isoformat(),
+            "deliveryWindowEnd": slot.window_end.astimezone(tz).isoformat(),
         }
 
 

@@ -47,6 +47,7 @@ def erp_order_create(
     package_size: str = "",
     actor: str = "",
     api_key_id=None,
+    hold_id: str | None = None,
 ) -> Order:
     """`POST /integrations/erp/orders`: creates a `pending` order booked on the slot.
 
@@ -55,6 +56,11 @@ def erp_order_create(
     lies in the template's zone, then (under the slot's lock) capacity is left. A duplicate
     `externalRef` is a 409. Without a pickup address, the slot policy's default pickup address
     is used. Emits `erp.slot.booked`.
+
+    With `hold_id`, the key's slot hold becomes the booking (docs/slot-holds.md): after the
+    template, the hold is checked (404 unknown or another key's, 400 another slot or date, 409
+    used or expired); the cutoff is judged at the moment of the hold, and its place is the
+    order's, with no capacity check.
     """
     with transaction.atomic():
         template = slot_selectors.slot_template_get(
@@ -62,8 +68,18 @@ def erp_order_create(
             template_id=slot_template_id,
             with_policy=pickup_address is None,
         )
+        hold = None
+        if hold_id is not None:
+            hold = slot_services.slot_hold_claim(
+                api_key_id=api_key_id, hold_id=hold_id, template=template, day=slot_date
+            )
         slot = slot_services.slot_booking_check(
-            template=template, day=slot_date, dropoff_lat=dropoff_lat, dropoff_lng=dropoff_lng
+            template=template,
+            day=slot_date,
+            dropoff_lat=dropoff_lat,
+            dropoff_lng=dropoff_lng,
+            # A hold promised the slot when it was taken: its cutoff is judged then.
+            now=hold.created_at if hold is not None else None,
         )
         if pickup_address is None:
             try:
@@ -93,7 +109,10 @@ def erp_order_create(
             held_until=_held_until(slot=slot, template=template),
         )
         # Last, so the slot's lock is held for as short a time as possible.
-        slot_services.slot_book(order=order, template=template, day=slot_date)
+        if hold is not None:
+            slot_services.slot_hold_book(order=order, hold=hold, template=template)
+        else:
+            slot_services.slot_book(order=order, template=template, day=slot_date)
     return order
 
 
@@ -154,3 +173,36 @@ def erp_order_cancel(*, order: Order, actor: str = "", reason: str = "") -> Orde
     return order_services.order_transition(
         order=order, to_status=OrderStatus.CANCELLED, actor=actor, reason=reason
     )
+
+
+def erp_slot_hold_create(
+    *,
+    organization_id,
+    api_key_id,
+    slot_template_id: str,
+    slot_date: date,
+    dropoff_lat: float,
+    dropoff_lng: float,
+    ttl_seconds: int,
+):
+    """`POST /integrations/erp/slot-holds`: the checks of `erp_order_create`, in its order and
+    with its messages (template, weekday, cutoff, dropoff, zone enabled, capacity), then one
+    place of the slot taken by the API key `api_key_id` for `ttl_seconds`.
+    Returns (hold, occurrence, zone)."""
+    template = slot_selectors.slot_template_get(
+        organization_id=organization_id, template_id=slot_template_id
+    )
+    hold, slot = slot_services.slot_hold_create(
+        api_key_id=api_key_id,
+        template=template,
+        day=slot_date,
+        dropoff_lat=dropoff_lat,
+        dropoff_lng=dropoff_lng,
+        ttl_seconds=ttl_seconds,
+    )
+    return hold, slot, template.zone
+
+
+def erp_slot_hold_release(*, api_key_id, hold_id: str) -> None:
+    """`DELETE /integrations/erp/slot-holds/:holdId`: the place goes back to the slot."""
+    slot_services.slot_hold_release(api_key_id=api_key_id, hold_id=hold_id)

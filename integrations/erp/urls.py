@@ -14,6 +14,8 @@ def _external_ref_route(pattern: str, view) -> list:
 
 urlpatterns = [
     *route(f"{BASE}/orders", apis.ErpOrdersApi.as_view()),
+    *route(f"{BASE}/slot-holds", apis.ErpSlotHoldsApi.as_view()),
+    *route(f"{BASE}/slot-holds/<str:hold_id>", apis.ErpSlotHoldDetailApi.as_view()),
     *_external_ref_route(
         f"{BASE}/orders/<path:external_ref>/delivery-slot", apis.ErpOrderSlotApi.as_view()
     ),

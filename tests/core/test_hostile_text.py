@@ -156,6 +156,17 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
     ("post", "/api/integrations/erp/orders"): BodyOperation(
         auth="key:erp",
         body=lambda w, n: erp_order_body(f"SO-{unique(n)}", w.ids["template_id"], monday(w, n + 1)),
+        also={"deliverySlotTemplateId": {404}, "holdId": {404}},
+    ),
+    ("post", "/api/integrations/erp/slot-holds"): BodyOperation(
+        auth="key:erp",
+        body=lambda w, n: {
+            "deliverySlotTemplateId": w.ids["template_id"],
+            "deliverySlotDate": monday(w, n + 60),
+            # the dropoff of every order body here, inside the world's zone
+            "dropoffLat": partner_order_body("")["dropoffLat"],
+            "dropoffLng": partner_order_body("")["dropoffLng"],
+        },
         also={"deliverySlotTemplateId": {404}},
     ),
     ("post", "/api/integrations/erp/orders/{external_ref}/cancel"): BodyOperation(

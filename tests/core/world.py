@@ -141,6 +141,19 @@ def build_world(name: str | None = None) -> World:
     )
     world.ids["erp_ref"] = erp["externalRef"]
     world.ids["erp_order_id"] = erp["id"]
+    hold = _created(
+        world.key_client("erp").post(
+            "/api/integrations/erp/slot-holds",
+            {
+                "deliverySlotTemplateId": world.ids["template_id"],
+                "deliverySlotDate": world.ids["slot_date"],
+                "dropoffLat": order_body()["dropoffLat"],
+                "dropoffLng": order_body()["dropoffLng"],
+            },
+            format="json",
+        )
+    )
+    world.ids["hold_id"] = hold["holdId"]
     delivery = Delivery.objects.filter(organization=organization).first()
     assert delivery is not None, "creating orders leaves webhook deliveries"
     world.ids["delivery_id"] = str(delivery.id)

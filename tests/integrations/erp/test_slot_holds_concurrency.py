@@ -1,0 +1,166 @@
+"""Slot holds under real parallel requests (docs/slot-holds.md): holders and bookers of one slot
+served by a live server, a thread and a database connection per request, all released together.
+Holds take places on the same row lock as bookings, so capacity holds for both."""
+
+import json
+import urllib.error
+import urllib.request
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from integrations.models import Order
+from slots.models import SlotBooking, SlotDay, SlotHold
+from slots.occurrences import day_of_week
+from tests.conftest import make_api_key, make_organization
+from tests.integrations.erp.test_concurrency import _all_at_once
+from tests.integrations.erp.test_concurrency import _request as _json_request
+from tests.slots.helpers import MITTE, erp_body, make_template, make_zone
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORDERS = "/api/integrations/erp/orders"
+HOLDS = "/api/integrations/erp/slot-holds"
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limits(settings):
+    settings.RATELIMIT_ENABLE = False
+
+
+@pytest.fixture
+def slot():
+    """An ERP key and a slot of capacity 5 a week ahead."""
+    organization = make_organization("Parallel Holds")
+    key = make_api_key(organization, "erp").value
+    zone = make_zone(organization)
+    day = timezone.now().date() + timedelta(days=7)
+    template = make_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
+    return organization, key, zone, template, day
+
+
+def _request(url: str, key: str, method: str, body: dict | None = None) -> tuple[int, dict]:
+    """As the booking race's, with the empty body of a 204 read as {}."""
+    if method == "DELETE":
+        request = urllib.request.Request(url, method=method)  # noqa: S310 - http only
+        request.add_header("X-API-Key", key)
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
+                return response.status, {}
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+    return _json_request(url, key, method, body)
+
+
+def _hold_body(template, day) -> dict:
+    return {
+        "deliverySlotTemplateId": str(template.id),
+        "deliverySlotDate": day.isoformat(),
+        "dropoffLat": MITTE[0],
+        "dropoffLng": MITTE[1],
+    }
+
+
+def _taken(template, day) -> tuple[int, int]:
+    """(active bookings, live holds) of the slot, counted from their own rows."""
+    now = timezone.now()
+    bookings = SlotBooking.objects.filter(template=template, date=day, released_at=None).count()
+    holds = SlotHold.objects.filter(
+        template=template, date=day, used_at=None, expires_at__gt=now
+    ).count()
+    return bookings, holds
+
+
+def test_40_concurrent_holders_and_bookers_take_at_most_5_places(parallel_server, slot):
+    organization, key, zone, template, day = slot
+    holds_url, orders_url = f"{parallel_server}{HOLDS}", f"{parallel_server}{ORDERS}"
+    calls = []
+    for n in range(20):
+        calls.append(lambda: _request(holds_url, key, "POST", _hold_body(template, day)))
+        calls.append(
+            lambda n=n: _request(
+                orders_url, key, "POST", erp_body(template, day, externalRef=f"B-{n}")
+            )
+        )
+
+    results = _all_at_once(calls)
+
+    won = [body for status, body in results if status == 201]
+    assert len(won) == 5, results
+    assert {body["message"] for status, body in results if status != 201} == {
+        "Delivery slot is full"
+    }
+    bookings, holds = _taken(template, day)
+    assert bookings + holds == 5
+    assert bookings == Order.objects.filter(organization=organization).count()
+    counter = SlotDay.objects.get(template=template, date=day)
+    assert counter.booked == bookings
+    availability = _request(
+        f"{parallel_server}/api/public/delivery-slots/availability"
+        f"?zoneId={zone.id}&date={day.isoformat()}",
+        key,
+        "GET",
+    )[1]["slots"][0]
+    assert (availability["booked"], availability["available"], availability["bookable"]) == (
+        5,
+        0,
+        False,
+    )
+
+    # Every hold then becomes its booking, in parallel with more bookers who find it full.
+    hold_ids = [body["holdId"] for body in won if "holdId" in body]
+    calls = [
+        (
+            lambda n=n, hold_id=hold_id: _request(
+                orders_url,
+                key,
+                "POST",
+                erp_body(template, day, externalRef=f"H-{n}", holdId=hold_id),
+            )
+        )
+        for n, hold_id in enumerate(hold_ids)
+    ]
+    calls += [
+        (
+            lambda n=n: _request(
+                orders_url, key, "POST", erp_body(template, day, externalRef=f"LATE-{n}")
+            )
+        )
+        for n in range(20)
+    ]
+
+    results = _all_at_once(calls)
+
+    assert [status for status, _ in results[: len(hold_ids)]] == [201] * len(hold_ids), results
+    assert {status for status, _ in results[len(hold_ids) :]} == {400}
+    assert _taken(template, day) == (5, 0)
+    assert SlotDay.objects.get(template=template, date=day).booked == 5
+
+
+def test_releases_racing_holders_and_bookers_never_exceed_capacity(parallel_server, slot):
+    _, key, _, template, day = slot
+    holds_url, orders_url = f"{parallel_server}{HOLDS}", f"{parallel_server}{ORDERS}"
+    held = [_request(holds_url, key, "POST", _hold_body(template, day)) for _ in range(5)]
+    assert [status for status, _ in held] == [201] * 5
+
+    calls = [
+        (lambda hold_id=body["holdId"]: _request(f"{holds_url}/{hold_id}", key, "DELETE"))
+        for _, body in held[:3]
+    ]
+    calls += [(lambda: _request(holds_url, key, "POST", _hold_body(template, day)))] * 10
+    calls += [
+        (
+            lambda n=n: _request(
+                orders_url, key, "POST", erp_body(template, day, externalRef=f"R-{n}")
+            )
+        )
+        for n in range(10)
+    ]
+    results = _all_at_once(calls)
+
+    assert [status for status, _ in results[:3]] == [204] * 3
+    won = sum(1 for status, _ in results[3:] if status == 201)
+    assert won <= 3, results
+    bookings, holds = _taken(template, day)
+    assert bookings + holds == 2 + won <= 5
