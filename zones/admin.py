@@ -22,9 +22,9 @@ from delivery.errors import ValidationFailed
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import Organization
 from zones import services
-from zones.errors import PolygonInvalid, ZoneHasSlotTemplates
+from zones.errors import BlackoutDateTaken, PolygonInvalid, ZoneHasSlotTemplates
 from zones.geometry import metres_per_degree, polygon_normalize
-from zones.models import Place, Zone
+from zones.models import Place, Zone, ZoneBlackout
 
 PREVIEW_SIZE = 320
 
@@ -289,3 +289,68 @@ class PlaceAdmin(OrganizationScopedAdmin):
                 f"{report.imported} imported, {report.skipped} skipped.</p>"
             )
         yield f'<p><a href="{escape(back)}">Back to places</a></p></body></html>'
+
+
+# ----- blackout days -----
+
+
+class ZoneBlackoutAdminForm(forms.ModelForm):
+    class Meta:
+        model = ZoneBlackout
+        fields = ("zone", "date", "reason")
+
+    def clean_reason(self):
+        reason = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise forms.ValidationError("reason must not be empty")
+        return reason
+
+    def clean(self):
+        cleaned = super().clean()
+        zone, day = cleaned.get("zone"), cleaned.get("date")
+        if (
+            zone is not None
+            and day is not None
+            and ZoneBlackout.objects.filter(zone=zone, date=day)
+            .exclude(pk=self.instance.pk)
+            .exists()
+        ):
+            raise forms.ValidationError(BlackoutDateTaken(day).message)
+        return cleaned
+
+    def validate_unique(self):
+        # clean() says it in the API's words; the database constraint stays the authority.
+        pass
+
+
+@admin.register(ZoneBlackout)
+class ZoneBlackoutAdmin(OrganizationScopedAdmin):
+    form = ZoneBlackoutAdminForm
+    organization_lookup = "zone__organization_id"
+    list_display = ("date", "zone", "reason")
+    list_filter = ("date",)
+    search_fields = ("zone__name", "reason")
+    list_select_related = ("zone",)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "zone" and not self._is_superuser(request):
+            kwargs["queryset"] = Zone.objects.filter(
+                organization_id__in=administered_organization_ids(request.user)
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        self.check_organization_allowed(request, obj)
+        if change:
+            obj.save()  # the form's clean() refused a date the zone has already
+        else:
+            blackout = services.zone_blackout_create(zone=obj.zone, day=obj.date, reason=obj.reason)
+            form.instance = blackout
+            obj.pk = blackout.pk
+
+    def delete_model(self, request, obj):
+        services.zone_blackout_delete(blackout=obj)
+
+    def delete_queryset(self, request, queryset):
+        for blackout in queryset:
+            services.zone_blackout_delete(blackout=blackout)

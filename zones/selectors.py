@@ -10,14 +10,21 @@ number of zones. The zones they return are fresh copies: callers may use them fr
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 from enum import StrEnum
 
 from django.db.models import QuerySet
 
 from tenants.selectors import parse_uuid
 from zones import geocoding, spatial_index
-from zones.errors import NoZoneForAddress, ZoneNameNotFound, ZoneNotFound
-from zones.models import DISPATCH_PURPOSES, Zone
+from zones.errors import (
+    BlackoutNotFound,
+    NoZoneForAddress,
+    ZoneBlackedOut,
+    ZoneNameNotFound,
+    ZoneNotFound,
+)
+from zones.models import DISPATCH_PURPOSES, Zone, ZoneBlackout
 
 #: decisions §9: within this distance of a zone's boundary (either side) the answer is `medium`
 BOUNDARY_BAND_M = 50.0
@@ -160,3 +167,32 @@ def zone_resolve(*, organization_id, address: str) -> ResolvedZone:
     if resolved is None:
         raise NoZoneForAddress()
     return resolved
+
+
+# ----- blackout days -----
+
+
+def zone_blackout_list(*, zone: Zone) -> QuerySet[ZoneBlackout]:
+    """The zone's blackout dates, ascending."""
+    return ZoneBlackout.objects.filter(zone_id=zone.id).order_by("date", "id")
+
+
+def zone_blackout_get(*, zone: Zone, blackout_id) -> ZoneBlackout:
+    """The zone's blackout `blackout_id`; 404 `Blackout not found` when unknown, of another
+    zone or malformed."""
+    parsed = parse_uuid(blackout_id)
+    blackout = ZoneBlackout.objects.filter(zone_id=zone.id, pk=parsed).first() if parsed else None
+    if blackout is None:
+        raise BlackoutNotFound()
+    return blackout
+
+
+def zone_blackout_on(*, zone_id, day: date) -> bool:
+    """Whether the zone takes no deliveries on `day` (a date in the zone's time zone)."""
+    return ZoneBlackout.objects.filter(zone_id=zone_id, date=day).exists()
+
+
+def zone_blackout_check(*, zone: Zone, day: date) -> None:
+    """400 `Zone <name> takes no deliveries on <date>` on a blackout date of the zone."""
+    if zone_blackout_on(zone_id=zone.id, day=day):
+        raise ZoneBlackedOut(name=zone.name, day=day)

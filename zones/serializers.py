@@ -1,7 +1,9 @@
 """Zone shapes: the management API's zone (GeoJSON `geodata`), the partner export and
 resolve-zone (interface "Zone (export)", "Resolved zone"; decisions §6, §11)."""
 
+import re
 import zoneinfo
+from datetime import date
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -149,3 +151,52 @@ class ResolvedZoneOutput(serializers.Serializer):
     zone = ResolvedZoneZoneOutput()
     coordinates = LatLngOutput(source="*")
     confidence = serializers.ChoiceField(choices=("high", "medium", "low"))
+
+
+# ----- blackout days -----
+
+_BLACKOUT_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class BlackoutDateField(StrictCharField):
+    default_error_messages = {
+        "invalid": "must be a string",
+        "format": "must be a date (format: YYYY-MM-DD)",
+    }
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        try:
+            if not _BLACKOUT_DATE.match(text):
+                raise ValueError(text)
+            return date.fromisoformat(text)
+        except ValueError:
+            self.fail("format")
+
+
+class ZoneBlackoutInput(serializers.Serializer):
+    date = BlackoutDateField(
+        error_messages={"required": "date is required", "null": "date is required"}
+    )
+    reason = StrictCharField(
+        max_length=200,
+        error_messages={
+            "required": "reason is required",
+            "blank": "reason must not be empty",
+            "null": "reason is required",
+            "max_length": "reason must be at most 200 characters",
+        },
+    )
+
+
+class ZoneBlackoutOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    date = serializers.DateField()
+    reason = serializers.CharField()
+
+    def to_representation(self, instance) -> dict:
+        return {
+            "id": str(instance.id),
+            "date": instance.date.isoformat(),
+            "reason": instance.reason,
+        }
