@@ -8,6 +8,7 @@ memory and versioned in Redis): they cost no database query once the index is wa
 number of zones. The zones they return are fresh copies: callers may use them freely.
 """
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -114,11 +115,28 @@ class Confidence(StrEnum):
 
 
 @dataclass(frozen=True)
+class NextBestZone:
+    zone: Zone
+    distance_m: float
+
+
+@dataclass(frozen=True)
+class ResolveEvidence:
+    """What a resolve-zone answer rests on, in metres (see `zone_resolve_evidence`)."""
+
+    distance_m: float
+    boundary_distance_m: float
+    geocoder_precision: str
+    next_best: NextBestZone | None
+
+
+@dataclass(frozen=True)
 class ResolvedZone:
     zone: Zone
     lat: float
     lng: float
     confidence: Confidence
+    evidence: ResolveEvidence | None = None
 
 
 def zone_resolve_point(
@@ -166,7 +184,48 @@ def zone_resolve(*, organization_id, address: str) -> ResolvedZone:
     )
     if resolved is None:
         raise NoZoneForAddress()
-    return resolved
+    return dataclasses.replace(
+        resolved,
+        evidence=zone_resolve_evidence(
+            organization_id=organization_id, resolved=resolved, precise=geocoded.precise
+        ),
+    )
+
+
+def zone_resolve_evidence(
+    *, organization_id, resolved: ResolvedZone, precise: bool
+) -> ResolveEvidence:
+    """The evidence of a resolved zone, so a caller can weigh a `medium` or `low` answer:
+
+    - `distance_m`: from the point to the zone (0 when the zone covers it);
+    - `boundary_distance_m`: how far inside the zone the point lies (0 when outside);
+    - `geocoder_precision`: `precise` or `approximate` (the geocoder's own judgement);
+    - `next_best`: the best other enabled zone by the same ranking (the smallest other zone
+      covering the point, distance 0; else the nearest other zone within 5 km), or None.
+
+    Distances are geodesic metres (WGS 84) to the nearest boundary point, that point found
+    in a local equirectangular frame around the point (accurate to ~0.1 % within tens of km).
+    """
+    index = spatial_index.index_for(organization_id=organization_id)
+    lat, lng, zone = resolved.lat, resolved.lng, resolved.zone
+    edge = index.distance_to_boundary_m(zone, lat, lng)
+    # The resolved zone is always enabled, so one lookup of the enabled zones answers both.
+    covering = index.containing(lat, lng)
+    inside = any(other.id == zone.id for other in covering)
+    next_best = None
+    others = [other for other in covering if other.id != zone.id]
+    if others:
+        next_best = NextBestZone(others[0], 0.0)
+    else:
+        near = index.nearest(lat, lng, max_m=NEAREST_ZONE_MAX_M, exclude=zone.id)
+        if near is not None:
+            next_best = NextBestZone(near.zone, near.distance_m)
+    return ResolveEvidence(
+        distance_m=0.0 if inside else edge,
+        boundary_distance_m=edge if inside else 0.0,
+        geocoder_precision="precise" if precise else "approximate",
+        next_best=next_best,
+    )
 
 
 # ----- blackout days -----

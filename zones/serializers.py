@@ -147,10 +147,60 @@ class ResolvedZoneZoneOutput(serializers.Serializer):
     organizationId = serializers.UUIDField(source="organization_id")
 
 
+class NextBestZoneOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    slug = serializers.CharField()
+    distanceMeters = serializers.FloatField(help_text="0 when it covers the point too")
+
+    def to_representation(self, instance) -> dict:
+        return {
+            "id": str(instance.zone.id),
+            "name": instance.zone.name,
+            "slug": instance.zone.slug,
+            "distanceMeters": _metres(instance.distance_m),
+        }
+
+
+def _metres(value: float) -> float:
+    """Metres to the decimetre: the geometry is not more precise than that."""
+    return round(float(value), 1)
+
+
+class ResolveEvidenceOutput(serializers.Serializer):
+    distanceMeters = serializers.FloatField(help_text="From the point to the zone; 0 inside")
+    boundaryDistanceMeters = serializers.FloatField(
+        help_text="How far inside the zone the point lies; 0 outside"
+    )
+    geocoderPrecision = serializers.ChoiceField(
+        choices=("precise", "approximate"), help_text="The geocoder's precision for the address"
+    )
+    nextBestZone = NextBestZoneOutput(
+        allow_null=True,
+        help_text="The best other enabled zone (covering the point, else nearest within "
+        "5 km), or null",
+    )
+
+    def to_representation(self, instance) -> dict:
+        return {
+            "distanceMeters": _metres(instance.distance_m),
+            "boundaryDistanceMeters": _metres(instance.boundary_distance_m),
+            "geocoderPrecision": instance.geocoder_precision,
+            "nextBestZone": (
+                NextBestZoneOutput().to_representation(instance.next_best)
+                if instance.next_best is not None
+                else None
+            ),
+        }
+
+
 class ResolvedZoneOutput(serializers.Serializer):
     zone = ResolvedZoneZoneOutput()
     coordinates = LatLngOutput(source="*")
     confidence = serializers.ChoiceField(choices=("high", "medium", "low"))
+    evidence = ResolveEvidenceOutput(
+        help_text="Added: distances in geodesic metres (WGS 84), to 0.1 m"
+    )
 
 
 # ----- blackout days -----
