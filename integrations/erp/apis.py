@@ -40,7 +40,8 @@ class ErpOrdersApi(ErpApiView):
         },
         description="Creates an order and books its delivery slot in one transaction. Checks, "
         "in order: template exists (404 Slot not found), weekday, cutoff, dropoff inside the "
-        "zone, capacity (400). Emits erp.slot.booked.",
+        "zone, zone enabled, blackout date (400 Zone <name> takes no deliveries on <date>), "
+        "capacity (400). Emits erp.slot.booked.",
     )
     def post(self, request):
         serializer = ErpOrderInput(data=request.data)
