@@ -196,7 +196,9 @@ def _calendar_sql() -> str:
     blackout = ZoneBlackout._meta.db_table
     # One statement for the zone, its live templates and their booked counts of the range: a
     # correlated aggregate over the (template, date) counter rows, so its cost follows
-    # templates x days, never the number of orders.
+    # templates x days, never the number of orders. The zone's blackout dates of the range
+    # ride along (an index range scan on the (zone, date) unique constraint), so blackouts
+    # cost availability no second round trip.
     return f"""
         SELECT z.id, z.name, z.purpose, z.enabled, z.timezone,
                t.id, t.day_of_week, t.start_time, t.duration_minutes, t.cutoff_minutes,
