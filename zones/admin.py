@@ -10,7 +10,7 @@ import zoneinfo
 from collections.abc import Iterator
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import StreamingHttpResponse
 from django.template.response import TemplateResponse
@@ -18,7 +18,7 @@ from django.urls import path, reverse
 from django.utils.html import escape, format_html
 
 from delivery.admin_site import administered_organization_ids
-from delivery.errors import ValidationFailed
+from delivery.errors import ApplicationError, ValidationFailed
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import Organization
 from zones import services
@@ -341,12 +341,19 @@ class ZoneBlackoutAdmin(OrganizationScopedAdmin):
 
     def save_model(self, request, obj, form, change):
         self.check_organization_allowed(request, obj)
-        if change:
-            obj.save()  # the form's clean() refused a date the zone has already
-        else:
-            blackout = services.zone_blackout_create(zone=obj.zone, day=obj.date, reason=obj.reason)
-            form.instance = blackout
-            obj.pk = blackout.pk
+        fields = {"zone": obj.zone, "day": obj.date, "reason": obj.reason}
+        try:
+            if change:
+                blackout = services.zone_blackout_update(blackout=obj, **fields)
+            else:
+                blackout = services.zone_blackout_create(**fields)
+        except ApplicationError as exc:
+            # The form checked the date; only a concurrent duplicate gets here: say so.
+            message = exc.message if isinstance(exc.message, str) else "; ".join(exc.message)
+            self.message_user(request, message, messages.ERROR)
+            return
+        form.instance = blackout
+        obj.pk = blackout.pk
 
     def delete_model(self, request, obj):
         services.zone_blackout_delete(blackout=obj)

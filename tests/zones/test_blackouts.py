@@ -267,3 +267,21 @@ def test_admin_refuses_a_second_blackout_on_the_same_date_in_words(organization,
     assert response.status_code == 200
     assert f"This zone already has a blackout on {HOLIDAY}".encode() in response.content
     assert ZoneBlackout.objects.count() == 1
+
+
+def test_admin_changes_a_blackout_through_the_same_checks(organization, zone):
+    blackout = ZoneBlackout.objects.create(zone=zone, date=SUNDAY, reason="Holiday")
+    ZoneBlackout.objects.create(zone=zone, date=MONDAY, reason="Taken")
+    client = admin_client_for(organization)
+    url = f"/admin/zones/zoneblackout/{blackout.pk}/change/"
+
+    moved = client.post(url, {"zone": str(zone.id), "date": "2030-01-08", "reason": " Moved "})
+    assert moved.status_code == 302, moved.content
+    blackout.refresh_from_db()
+    assert (blackout.date.isoformat(), blackout.reason) == ("2030-01-08", "Moved")
+
+    clash = client.post(url, {"zone": str(zone.id), "date": MONDAY.isoformat(), "reason": "x"})
+    assert clash.status_code == 200
+    assert f"This zone already has a blackout on {MONDAY}".encode() in clash.content
+    blackout.refresh_from_db()
+    assert blackout.date.isoformat() == "2030-01-08"
