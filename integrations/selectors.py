@@ -23,7 +23,7 @@ from tenants.selectors import parse_uuid
 from zones import geocoding
 from zones import selectors as zone_selectors
 from zones.errors import NoZoneForAddress, ZoneNameNotFound
-from zones.models import DISPATCH_PURPOSES, Zone
+from zones.models import DISPATCH_PURPOSES, Zone, ZoneBlackout
 
 
 def _with_relations(queryset: QuerySet[Order]) -> QuerySet[Order]:
@@ -114,9 +114,19 @@ def zones_windows(*, zones: list[Zone], day: date) -> list[ZoneWindows]:
     `scheduledCount` is the window counter, which cancelled and failed orders leave at once
     (decisions §5); `capacityLimit` is the zone's `window_capacity`.
     """
+    # A blackout date of a zone has no windows, like a Friday (one query for all the zones).
+    blacked_out = set(
+        ZoneBlackout.objects.filter(zone__in=[zone.id for zone in zones], date=day).values_list(
+            "zone_id", flat=True
+        )
+    )
     per_zone = {}
     for zone in zones:
-        per_zone[zone.id] = windows.windows_for_day(day, windows.zone_tz(zone.timezone))
+        per_zone[zone.id] = (
+            []
+            if zone.id in blacked_out
+            else windows.windows_for_day(day, windows.zone_tz(zone.timezone))
+        )
     starts = {window.start for zone_windows in per_zone.values() for window in zone_windows}
     booked = {}
     if starts:

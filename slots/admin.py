@@ -93,8 +93,14 @@ class SlotTemplateForm(forms.ModelForm):
             "start_time",
             "duration_minutes",
             "cutoff_minutes",
+            "cutoff_day_before_at",
             "vehicle_capacity",
         )
+        help_texts = {
+            "cutoff_minutes": "Booking closes this many minutes before the start ...",
+            "cutoff_day_before_at": "... or at this time (HH:MM, zone time) on the day before. "
+            "Exactly one of the two.",
+        }
 
     def clean_vehicle_capacity(self):
         return _vehicle_capacity_clean(self.cleaned_data["vehicle_capacity"])
@@ -113,6 +119,13 @@ class SlotTemplateForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
+        minutes, day_before = cleaned.get("cutoff_minutes"), cleaned.get("cutoff_day_before_at")
+        if (minutes is None) == (day_before is None) and not self.errors:
+            raise forms.ValidationError(
+                "Set either the cutoff minutes or the day-before cutoff time, not both"
+                if minutes is not None
+                else "Set the cutoff minutes or the day-before cutoff time"
+            )
         if cleaned.get("start_time") and cleaned.get("duration_minutes"):
             try:
                 services.slot_duration_derive(
@@ -146,7 +159,7 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
         "day_of_week",
         "start_time",
         "duration_minutes",
-        "cutoff_minutes",
+        "cutoff",
         "capacity",
         "organization",
     )
@@ -156,6 +169,13 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).filter(deleted_at=None).select_related("zone")
+
+    @admin.display(description="Cutoff")
+    def cutoff(self, obj):
+        """The rule the template uses, in words."""
+        if obj.cutoff_day_before_at is not None:
+            return f"Day before at {obj.cutoff_day_before_at:%H:%M}"
+        return f"{obj.cutoff_minutes} min before start"
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "zone":
@@ -179,6 +199,7 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
                     start_time=obj.start_time,
                     duration_minutes=obj.duration_minutes,
                     cutoff_minutes=obj.cutoff_minutes,
+                    cutoff_day_before_at=obj.cutoff_day_before_at,
                     vehicle_capacity=obj.vehicle_capacity,
                 )
             else:
@@ -189,6 +210,7 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
                     start_time=obj.start_time,
                     duration_minutes=obj.duration_minutes,
                     cutoff_minutes=obj.cutoff_minutes,
+                    cutoff_day_before_at=obj.cutoff_day_before_at,
                     vehicle_capacity=obj.vehicle_capacity,
                 )
         except ApplicationError as exc:

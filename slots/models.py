@@ -80,7 +80,12 @@ class SlotTemplate(models.Model):
     day_of_week = models.PositiveSmallIntegerField(help_text="0 = Sunday ... 6 = Saturday")
     start_time = models.TimeField()
     duration_minutes = models.PositiveIntegerField()
-    cutoff_minutes = models.PositiveIntegerField()
+    #: the booking cutoff: either minutes before the start or, instead, a wall time (zone time)
+    #: on the day before the slot; exactly one of the two is set
+    cutoff_minutes = models.PositiveIntegerField(null=True, blank=True)
+    cutoff_day_before_at = models.TimeField(
+        null=True, blank=True, help_text="HH:MM zone time on the previous day"
+    )
     vehicle_capacity = models.JSONField(default=default_vehicle_capacity)
     created_at = models.DateTimeField(default=django_timezone.now)
     updated_at = models.DateTimeField(default=django_timezone.now)
@@ -94,6 +99,11 @@ class SlotTemplate(models.Model):
             models.CheckConstraint(
                 condition=Q(duration_minutes__gte=1, duration_minutes__lte=1440),
                 name="slot_template_duration_in_day",
+            ),
+            models.CheckConstraint(
+                condition=Q(cutoff_minutes__isnull=False, cutoff_day_before_at__isnull=True)
+                | Q(cutoff_minutes__isnull=True, cutoff_day_before_at__isnull=False),
+                name="slot_template_one_cutoff_rule",
             ),
             # One live template per zone, weekday and start: seeding twice creates nothing new.
             models.UniqueConstraint(
@@ -116,6 +126,11 @@ class SlotTemplate(models.Model):
     @property
     def capacity(self) -> int:
         return vehicle_capacity_total(self.vehicle_capacity)
+
+    @property
+    def cutoff_rule(self) -> str:
+        """`day_before_at` or `minutes_before_start`: which cutoff the template uses."""
+        return "day_before_at" if self.cutoff_day_before_at is not None else "minutes_before_start"
 
 
 class SlotDay(models.Model):

@@ -96,12 +96,21 @@ class Occurrence:
 
 
 def occurrence(
-    *, day: date, start_time: time, duration_minutes: int, cutoff_minutes: int, tz: tzinfo
+    *,
+    day: date,
+    start_time: time,
+    duration_minutes: int,
+    cutoff_minutes: int | None,
+    tz: tzinfo,
+    cutoff_day_before_at: time | None = None,
 ) -> Occurrence:
     """The window and cutoff of a slot starting at `start_time` on `day` in `tz`.
 
     The window ends at the wall time start + duration (on the next day for a slot ending at
-    midnight); the cutoff is `cutoff_minutes` before the window's start, in UTC.
+    midnight); the cutoff is `cutoff_minutes` before the window's start (elapsed time, in
+    UTC) or, when `cutoff_day_before_at` is given, that wall time on the previous day in `tz`
+    (a wall time skipped by DST moves forward by the gap; a repeated one is its first
+    occurrence, as for every local moment here).
     """
     start_minutes = minutes_of(start_time)
     end_minutes = start_minutes + duration_minutes
@@ -109,7 +118,10 @@ def occurrence(
     window_end = local_moment(
         day + timedelta(days=end_minutes // MINUTES_PER_DAY), time_of(end_minutes), tz
     )
-    cutoff_at = window_start.astimezone(UTC) - timedelta(minutes=cutoff_minutes)
+    if cutoff_day_before_at is not None:
+        cutoff_at = local_moment(day - timedelta(days=1), cutoff_day_before_at, tz).astimezone(UTC)
+    else:
+        cutoff_at = window_start.astimezone(UTC) - timedelta(minutes=cutoff_minutes)
     return Occurrence(
         date=day,
         start_minutes=start_minutes,
@@ -126,8 +138,13 @@ def utc_timestamp(moment: datetime) -> str:
 
 
 @functools.lru_cache(maxsize=65_536)
-def occurrence_cached(
-    day: date, start_time: time, duration_minutes: int, cutoff_minutes: int, tz_name: str
+def occurrence_cached(  # noqa: PLR0917 - positional on purpose: the hot path's cache key
+    day: date,
+    start_time: time,
+    duration_minutes: int,
+    cutoff_minutes: int | None,
+    tz_name: str,
+    cutoff_day_before_at: time | None = None,
 ) -> Occurrence:
     """`occurrence` memoized: a pure function of its arguments, and availability asks for
     the same slots over and over (a few hundred a day per zone)."""
@@ -137,6 +154,7 @@ def occurrence_cached(
         duration_minutes=duration_minutes,
         cutoff_minutes=cutoff_minutes,
         tz=zone_tz(tz_name),
+        cutoff_day_before_at=cutoff_day_before_at,
     )
 
 

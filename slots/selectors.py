@@ -11,6 +11,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from enum import StrEnum
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -32,7 +33,7 @@ from slots.occurrences import (
 from tenants.selectors import parse_uuid
 from zones import selectors as zone_selectors
 from zones.errors import ZoneNotFound
-from zones.models import SLOT_PURPOSES, Zone
+from zones.models import SLOT_PURPOSES, Zone, ZoneBlackout
 
 #: how many days of availability `erp.slots.updated` carries, from today (zone time)
 EVENT_AVAILABILITY_DAYS = 14
@@ -82,6 +83,7 @@ def template_occurrence(
         duration_minutes=template.duration_minutes,
         cutoff_minutes=template.cutoff_minutes,
         tz=zone_tz(zone.timezone),
+        cutoff_day_before_at=template.cutoff_day_before_at,
     )
 
 
@@ -107,7 +109,8 @@ class TemplateFacts:
     day_of_week: int
     start_time: time
     duration_minutes: int
-    cutoff_minutes: int
+    cutoff_minutes: int | None
+    cutoff_day_before_at: time | None
     vehicle_capacity: list
     capacity: int
     id_text: str
@@ -115,6 +118,46 @@ class TemplateFacts:
     end_text: str
     #: booked count by date, for the dates asked
     booked_by_date: dict
+
+
+class UnbookableReason(StrEnum):
+    """Why an availability entry is not bookable. When several hold, the first in this order
+    is given (`UNBOOKABLE_PRECEDENCE`): from the one nothing can undo to the one that changes
+    most often. `past` (the window has started), `template_inactive` (the zone is disabled:
+    none of its slots is bookable), `blackout` (the zone takes no deliveries that date),
+    `cutoff_passed` (booking closed, the window not started yet), `full` (no place left)."""
+
+    PAST = "past"
+    TEMPLATE_INACTIVE = "template_inactive"
+    BLACKOUT = "blackout"
+    CUTOFF_PASSED = "cutoff_passed"
+    FULL = "full"
+
+
+UNBOOKABLE_PRECEDENCE = tuple(UnbookableReason)
+
+
+def unbookable_reason(
+    *,
+    now: datetime,
+    slot: Occurrence,
+    zone_enabled: bool,
+    blackout: bool,
+    available: int,
+) -> UnbookableReason | None:
+    """The reason an entry is not bookable, in the order of `UnbookableReason`; None when it
+    is bookable."""
+    if now >= slot.window_start:
+        return UnbookableReason.PAST
+    if not zone_enabled:
+        return UnbookableReason.TEMPLATE_INACTIVE
+    if blackout:
+        return UnbookableReason.BLACKOUT
+    if slot.cutoff_passed(now):
+        return UnbookableReason.CUTOFF_PASSED
+    if available <= 0:
+        return UnbookableReason.FULL
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +169,7 @@ class SlotAvailability:
     capacity: int
     booked: int
     bookable: bool
+    unbookable_reason: UnbookableReason | None = None
 
     @property
     def available(self) -> int:
@@ -143,17 +187,25 @@ class DayAvailability:
 class ZoneAvailability:
     zone: ZoneFacts
     days: list[DayAvailability]
+    #: the zone's blackout dates in the range asked
+    blackout_dates: frozenset = frozenset()
 
 
 def _calendar_sql() -> str:
     zone, template, day = Zone._meta.db_table, SlotTemplate._meta.db_table, SlotDay._meta.db_table
+    blackout = ZoneBlackout._meta.db_table
     # One statement for the zone, its live templates and their booked counts of the range: a
     # correlated aggregate over the (template, date) counter rows, so its cost follows
-    # templates x days, never the number of orders.
+    # templates x days, never the number of orders. The zone's blackout dates of the range
+    # ride along (an index range scan on the (zone, date) unique constraint), so blackouts
+    # cost availability no second round trip.
     return f"""
         SELECT z.id, z.name, z.purpose, z.enabled, z.timezone,
                t.id, t.day_of_week, t.start_time, t.duration_minutes, t.cutoff_minutes,
-               t.vehicle_capacity, b.dates, b.counts
+               t.vehicle_capacity, b.dates, b.counts,
+               t.cutoff_day_before_at,
+               (SELECT array_agg(o.date) FROM {blackout} o
+                 WHERE o.zone_id = z.id AND o.date BETWEEN %s AND %s) AS blackouts
           FROM {zone} z
           LEFT JOIN {template} t ON t.zone_id = z.id AND t.deleted_at IS NULL
           LEFT JOIN LATERAL (
@@ -171,9 +223,10 @@ def _calendar_sql() -> str:
 
 def _slot_calendar(
     *, organization_id, zone_id, first: date, last: date, now: datetime
-) -> tuple[ZoneFacts, list[TemplateFacts]]:
-    """The zone (of purpose `slot` or `both`, else 404 `Zone not found`) and its templates
-    ascending by start, with their booked counts from `first` to `last`. One query.
+) -> tuple[ZoneFacts, list[TemplateFacts], frozenset]:
+    """The zone (of purpose `slot` or `both`, else 404 `Zone not found`), its templates
+    ascending by start, with their taken places (bookings and holds live at `now`) from
+    `first` to `last`, and the zone's blackout dates from `first` to `last`. One query.
 
     Raw SQL on purpose: this is the hottest read of the service, and the ORM's query building
     cost as much as the query itself (BENCH.md target: half the rate of a primary-key read).
@@ -182,7 +235,9 @@ def _slot_calendar(
     if parsed is None:
         raise ZoneNotFound()
     with connection.cursor() as cursor:
-        cursor.execute(_calendar_sql(), [now, first, last, str(organization_id), parsed])
+        cursor.execute(
+            _calendar_sql(), [first, last, now, first, last, str(organization_id), parsed]
+        )
         rows = cursor.fetchall()
     if not rows or rows[0][2] not in SLOT_PURPOSES:
         raise ZoneNotFound()
@@ -192,7 +247,8 @@ def _slot_calendar(
     )
     templates = []
     for row in rows:
-        template_id, weekday, start, duration, cutoff, vehicles, dates, counts = row[5:]
+        template_id, weekday, start, duration, cutoff, vehicles, dates, counts = row[5:13]
+        cutoff_day_before_at = row[13]
         if template_id is None:
             continue  # a zone without templates: the LEFT JOIN's one empty row
         if isinstance(vehicles, str):  # Django reads jsonb as text, then decodes it
@@ -205,6 +261,7 @@ def _slot_calendar(
                 start_time=start,
                 duration_minutes=duration,
                 cutoff_minutes=cutoff,
+                cutoff_day_before_at=cutoff_day_before_at,
                 vehicle_capacity=vehicles,
                 capacity=vehicle_capacity_total(vehicles),
                 id_text=str(template_id),
@@ -213,7 +270,8 @@ def _slot_calendar(
                 booked_by_date=dict(zip(dates, counts, strict=True)) if dates else {},
             )
         )
-    return zone, templates
+    blackouts = frozenset(rows[0][14] or ())
+    return zone, templates, blackouts
 
 
 def availability_zone_id(
@@ -248,7 +306,7 @@ def availability_get(
     and the zone is enabled (decisions §6). One query, whatever the range and the bookings.
     """
     now = now or timezone.now()
-    zone, templates = _slot_calendar(
+    zone, templates, blackouts = _slot_calendar(
         organization_id=organization_id, zone_id=zone_id, first=first, last=last, now=now
     )
     by_weekday: dict[int, list[TemplateFacts]] = defaultdict(list)
@@ -264,21 +322,28 @@ def availability_get(
                 template.duration_minutes,
                 template.cutoff_minutes,
                 zone.timezone,
+                template.cutoff_day_before_at,
             )
             count = template.booked_by_date.get(day, 0)
+            reason = unbookable_reason(
+                now=now,
+                slot=slot,
+                zone_enabled=zone.enabled,
+                blackout=day in blackouts,
+                available=template.capacity - count,
+            )
             entries.append(
                 SlotAvailability(
                     template=template,
                     occurrence=slot,
                     capacity=template.capacity,
                     booked=count,
-                    bookable=template.capacity - count > 0
-                    and slot.cutoff_at > now
-                    and zone.enabled,
+                    bookable=reason is None,
+                    unbookable_reason=reason,
                 )
             )
         days.append(DayAvailability(date=day, slots=entries))
-    return ZoneAvailability(zone=zone, days=days)
+    return ZoneAvailability(zone=zone, days=days, blackout_dates=blackouts)
 
 
 def zone_availability(
@@ -304,10 +369,21 @@ def template_times(template: SlotTemplate) -> tuple[str, str]:
     return hh_mm(start), hh_mm(start + template.duration_minutes)
 
 
+def template_cutoff_day_before_text(template) -> str | None:
+    """`cutoffDayBeforeAt` as `HH:MM`, or None for a template with `cutoffMinutes`."""
+    at = template.cutoff_day_before_at
+    return None if at is None else hh_mm(minutes_of(at))
+
+
 def template_event_item(template: SlotTemplate) -> dict:
     """A template as the `slots[]` items of `erp.slots.updated` (interface "ERP events"),
     with its `dayOfWeek` as well."""
     start_time, end_time = template_times(template)
+    # A day-before template says so (its cutoffMinutes is null); the items of the others stay
+    # exactly as the contract lists them.
+    day_before = (
+        {"cutoffDayBeforeAt": text} if (text := template_cutoff_day_before_text(template)) else {}
+    )
     return {
         "id": str(template.id),
         "dayOfWeek": template.day_of_week,
@@ -317,6 +393,7 @@ def template_event_item(template: SlotTemplate) -> dict:
         "cutoffMinutes": template.cutoff_minutes,
         "vehicleCapacity": template.vehicle_capacity,
         "capacity": template.capacity,
+        **day_before,
     }
 
 

@@ -13,7 +13,13 @@ from rest_framework.settings import api_settings
 from delivery.fields import StrictCharField
 from slots.models import SlotPolicy, SlotTemplate
 from slots.occurrences import DAY_ABBREVIATIONS, occurrence_texts, parse_hh_mm
-from slots.selectors import DayAvailability, SlotAvailability, template_times
+from slots.selectors import (
+    DayAvailability,
+    SlotAvailability,
+    UnbookableReason,
+    template_cutoff_day_before_text,
+    template_times,
+)
 from tenants.selectors import parse_uuid
 
 #: decisions §6: a bulk range over this many days is refused
@@ -171,7 +177,19 @@ class SlotTemplateInput(serializers.Serializer):
     endTime = HhMmField(required=False)
     durationMinutes = StrictIntegerField(min_value=1, max_value=1440, required=False)
     cutoffMinutes = StrictIntegerField(min_value=0, max_value=MAX_CUTOFF_MINUTES, required=False)
+    cutoffDayBeforeAt = HhMmField(
+        required=False,
+        help_text="HH:MM zone time: booking closes then on the day before the slot. Instead of "
+        "cutoffMinutes (giving one replaces the other; both: 400)",
+    )
     vehicleCapacity = VehicleCapacityField(required=False)
+
+    def validate(self, attrs):
+        if "cutoffMinutes" in attrs and "cutoffDayBeforeAt" in attrs:
+            raise serializers.ValidationError(
+                ["Provide either cutoffMinutes or cutoffDayBeforeAt, not both"]
+            )
+        return attrs
 
     def service_arguments(self) -> dict:
         """validated_data under the names `slots.services` takes (zoneId is resolved apart)."""
@@ -181,6 +199,7 @@ class SlotTemplateInput(serializers.Serializer):
             "endTime": "end_time",
             "durationMinutes": "duration_minutes",
             "cutoffMinutes": "cutoff_minutes",
+            "cutoffDayBeforeAt": "cutoff_day_before_at",
             "vehicleCapacity": "vehicle_capacity",
         }
         return {renamed[key]: value for key, value in self.validated_data.items() if key in renamed}
@@ -193,7 +212,15 @@ class SlotTemplateOutput(serializers.Serializer):
     startTime = serializers.CharField(help_text="HH:MM")
     endTime = serializers.CharField(help_text="HH:MM (00:00 for a slot ending at midnight)")
     durationMinutes = serializers.IntegerField()
-    cutoffMinutes = serializers.IntegerField()
+    cutoffMinutes = serializers.IntegerField(
+        allow_null=True, help_text="Null when the template closes the day before"
+    )
+    cutoffDayBeforeAt = serializers.CharField(
+        allow_null=True, help_text="HH:MM zone time on the previous day; null with cutoffMinutes"
+    )
+    cutoffRule = serializers.ChoiceField(
+        choices=("minutes_before_start", "day_before_at"), help_text="The cutoff rule in use"
+    )
     vehicleCapacity = VehicleCapacityItem(many=True)
     capacity = serializers.IntegerField(help_text="Sum of count x maxOrdersPerVehicle")
     createdAt = serializers.DateTimeField()
@@ -209,6 +236,8 @@ class SlotTemplateOutput(serializers.Serializer):
             "endTime": end_time,
             "durationMinutes": instance.duration_minutes,
             "cutoffMinutes": instance.cutoff_minutes,
+            "cutoffDayBeforeAt": template_cutoff_day_before_text(instance),
+            "cutoffRule": instance.cutoff_rule,
             "vehicleCapacity": instance.vehicle_capacity,
             "capacity": instance.capacity,
             "createdAt": _TIMESTAMP.to_representation(instance.created_at),
@@ -352,6 +381,12 @@ class SlotAvailabilityOutput(serializers.Serializer):
     booked = serializers.IntegerField()
     available = serializers.IntegerField()
     bookable = serializers.BooleanField()
+    unbookableReason = serializers.ChoiceField(
+        choices=[reason.value for reason in UnbookableReason],
+        allow_null=True,
+        help_text="Null when bookable. When several apply, the first of: past, "
+        "template_inactive, blackout, cutoff_passed, full",
+    )
     vehicleCapacity = VehicleCapacityItem(many=True)
 
     def to_representation(self, instance: SlotAvailability) -> dict:
@@ -374,6 +409,7 @@ class SlotAvailabilityOutput(serializers.Serializer):
             "booked": instance.booked,
             "available": instance.available,
             "bookable": instance.bookable,
+            "unbookableReason": reason.value if (reason := instance.unbookable_reason) else None,
             "vehicleCapacity": template.vehicle_capacity,
         }
 

@@ -45,6 +45,7 @@ from slots.occurrences import (
 from tenants.models import Organization
 from tenants.selectors import parse_uuid
 from webhooks import erp_events
+from zones import selectors as zone_selectors
 from zones.geometry import polygon_from_geodata
 from zones.models import SLOT_PURPOSES, Zone
 
@@ -150,6 +151,11 @@ def slot_zone_changed(*, zone: Zone) -> None:
     erp_events.slots_updated_emit(zone=zone, slots=slots, availability=availability)
 
 
+def _check_one_cutoff(cutoff_minutes: int | None, cutoff_day_before_at: time | None) -> None:
+    if cutoff_minutes is not None and cutoff_day_before_at is not None:
+        raise ValidationFailed(["Provide either cutoffMinutes or cutoffDayBeforeAt, not both"])
+
+
 @transaction.atomic
 def slot_template_create(
     *,
@@ -161,12 +167,15 @@ def slot_template_create(
     duration_minutes: int | None = None,
     cutoff_minutes: int | None = None,
     vehicle_capacity: list[dict] | None = None,
+    cutoff_day_before_at: time | None = None,
 ) -> SlotTemplate:
     """A new template of `zone` (purpose `slot` or `both`, else 400); values not given come
     from the organization's slot policy. 409 when a live template of the zone already starts
-    at that weekday and time."""
+    at that weekday and time. The cutoff is `cutoff_minutes` or `cutoff_day_before_at`, never
+    both (400); with neither, the policy's default minutes."""
     if zone.organization_id != organization.id:
         raise ValueError("zone of another organization")
+    _check_one_cutoff(cutoff_minutes, cutoff_day_before_at)
     _check_zone(zone)
     policy = slot_policy_get_or_create(organization_id=organization.id)
     now = timezone.now()
@@ -182,8 +191,13 @@ def slot_template_create(
             default=policy.default_duration_minutes,
         ),
         cutoff_minutes=(
-            cutoff_minutes if cutoff_minutes is not None else policy.default_cutoff_minutes
+            None
+            if cutoff_day_before_at is not None
+            else cutoff_minutes
+            if cutoff_minutes is not None
+            else policy.default_cutoff_minutes
         ),
+        cutoff_day_before_at=cutoff_day_before_at,
         vehicle_capacity=(
             vehicle_capacity if vehicle_capacity is not None else policy.default_vehicle_capacity
         ),
@@ -204,11 +218,17 @@ def slot_template_update(
     start_time: time = _UNSET,
     end_time: time | None = _UNSET,
     duration_minutes: int | None = _UNSET,
-    cutoff_minutes: int = _UNSET,
+    cutoff_minutes: int | None = _UNSET,
     vehicle_capacity: list[dict] = _UNSET,
+    cutoff_day_before_at: time | None = _UNSET,
 ) -> SlotTemplate:
     """Changes the given fields (PATCH). A new `startTime` alone keeps the duration; `endTime`
-    or `durationMinutes` set the duration. Existing bookings keep their slot."""
+    or `durationMinutes` set the duration. Existing bookings keep their slot. A new
+    `cutoff_minutes` replaces a day-before cutoff and a new `cutoff_day_before_at` replaces
+    cutoff minutes; both at once: 400."""
+    given_minutes = None if cutoff_minutes is _UNSET else cutoff_minutes
+    given_day_before = None if cutoff_day_before_at is _UNSET else cutoff_day_before_at
+    _check_one_cutoff(given_minutes, given_day_before)
     locked = (
         SlotTemplate.objects.select_for_update(of=("self",))
         .select_related("zone")
@@ -232,8 +252,10 @@ def slot_template_update(
         duration_minutes=given_duration,
         default=locked.duration_minutes,
     )
-    if cutoff_minutes is not _UNSET:
-        locked.cutoff_minutes = cutoff_minutes
+    if given_minutes is not None:
+        locked.cutoff_minutes, locked.cutoff_day_before_at = given_minutes, None
+    elif given_day_before is not None:
+        locked.cutoff_minutes, locked.cutoff_day_before_at = None, given_day_before
     if vehicle_capacity is not _UNSET:
         locked.vehicle_capacity = vehicle_capacity
     locked.updated_at = timezone.now()
@@ -359,6 +381,8 @@ def slot_booking_check(
     if not zone.enabled:
         # decisions §6: a slot of a disabled zone is not bookable.
         raise BadRequest("Delivery zone is disabled")
+    # Last, after the contract's own checks: a blackout only refuses what would otherwise pass.
+    zone_selectors.zone_blackout_check(zone=zone, day=day)
     return slot
 
 

@@ -10,7 +10,7 @@ import zoneinfo
 from collections.abc import Iterator
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import StreamingHttpResponse
 from django.template.response import TemplateResponse
@@ -18,13 +18,13 @@ from django.urls import path, reverse
 from django.utils.html import escape, format_html
 
 from delivery.admin_site import administered_organization_ids
-from delivery.errors import ValidationFailed
+from delivery.errors import ApplicationError, ValidationFailed
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import Organization
 from zones import services
-from zones.errors import PolygonInvalid, ZoneHasSlotTemplates
+from zones.errors import BlackoutDateTaken, PolygonInvalid, ZoneHasSlotTemplates
 from zones.geometry import metres_per_degree, polygon_normalize
-from zones.models import Place, Zone
+from zones.models import Place, Zone, ZoneBlackout
 
 PREVIEW_SIZE = 320
 
@@ -289,3 +289,75 @@ class PlaceAdmin(OrganizationScopedAdmin):
                 f"{report.imported} imported, {report.skipped} skipped.</p>"
             )
         yield f'<p><a href="{escape(back)}">Back to places</a></p></body></html>'
+
+
+# ----- blackout days -----
+
+
+class ZoneBlackoutAdminForm(forms.ModelForm):
+    class Meta:
+        model = ZoneBlackout
+        fields = ("zone", "date", "reason")
+
+    def clean_reason(self):
+        reason = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise forms.ValidationError("reason must not be empty")
+        return reason
+
+    def clean(self):
+        cleaned = super().clean()
+        zone, day = cleaned.get("zone"), cleaned.get("date")
+        if (
+            zone is not None
+            and day is not None
+            and ZoneBlackout.objects.filter(zone=zone, date=day)
+            .exclude(pk=self.instance.pk)
+            .exists()
+        ):
+            raise forms.ValidationError(BlackoutDateTaken(day).message)
+        return cleaned
+
+    def validate_unique(self):
+        # clean() says it in the API's words; the database constraint stays the authority.
+        pass
+
+
+@admin.register(ZoneBlackout)
+class ZoneBlackoutAdmin(OrganizationScopedAdmin):
+    form = ZoneBlackoutAdminForm
+    organization_lookup = "zone__organization_id"
+    list_display = ("date", "zone", "reason")
+    list_filter = ("date",)
+    search_fields = ("zone__name", "reason")
+    list_select_related = ("zone",)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "zone" and not self._is_superuser(request):
+            kwargs["queryset"] = Zone.objects.filter(
+                organization_id__in=administered_organization_ids(request.user)
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        self.check_organization_allowed(request, obj)
+        fields = {"zone": obj.zone, "day": obj.date, "reason": obj.reason}
+        try:
+            if change:
+                blackout = services.zone_blackout_update(blackout=obj, **fields)
+            else:
+                blackout = services.zone_blackout_create(**fields)
+        except ApplicationError as exc:
+            # The form checked the date; only a concurrent duplicate gets here: say so.
+            message = exc.message if isinstance(exc.message, str) else "; ".join(exc.message)
+            self.message_user(request, message, messages.ERROR)
+            return
+        form.instance = blackout
+        obj.pk = blackout.pk
+
+    def delete_model(self, request, obj):
+        services.zone_blackout_delete(blackout=obj)
+
+    def delete_queryset(self, request, queryset):
+        for blackout in queryset:
+            services.zone_blackout_delete(blackout=blackout)

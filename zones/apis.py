@@ -19,6 +19,8 @@ from zones.geometry import exterior_lat_lng
 from zones.serializers import (
     ResolvedZoneOutput,
     ResolveZoneInput,
+    ZoneBlackoutInput,
+    ZoneBlackoutOutput,
     ZoneExportOutput,
     ZoneInput,
     ZoneOutput,
@@ -176,4 +178,47 @@ class ZoneDetailApi(ManagementApiView):
     @extend_schema(tags=MANAGEMENT, responses={204: None, **errors(401, 404, 409)})
     def delete(self, request, org_id, zone_id):
         services.zone_delete(zone=self._zone(zone_id))
+        return Response(status=204)
+
+
+class ZoneBlackoutsApi(ManagementApiView):
+    def _zone(self, zone_id):
+        return selectors.zone_get(organization_id=self.get_organization().id, zone_id=zone_id)
+
+    @extend_schema(
+        tags=MANAGEMENT,
+        responses={200: ZoneBlackoutOutput(many=True), **errors(401, 404)},
+        description="The zone's blackout dates (no deliveries), ascending.",
+    )
+    def get(self, request, org_id, zone_id):
+        blackouts = selectors.zone_blackout_list(zone=self._zone(zone_id))
+        return Response(ZoneBlackoutOutput(blackouts, many=True).data)
+
+    @extend_schema(
+        tags=MANAGEMENT,
+        request=ZoneBlackoutInput,
+        responses={201: ZoneBlackoutOutput, **errors(400, 401, 404, 409)},
+        description="A date (YYYY-MM-DD, the zone's own calendar) on which the zone takes no "
+        "deliveries: its slots and partner windows are not bookable. 409 when the zone has a "
+        "blackout on that date already.",
+    )
+    def post(self, request, org_id, zone_id):
+        zone = self._zone(zone_id)
+        serializer = ZoneBlackoutInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        blackout = services.zone_blackout_create(
+            zone=zone,
+            day=serializer.validated_data["date"],
+            reason=serializer.validated_data["reason"],
+        )
+        return Response(ZoneBlackoutOutput(blackout).data, status=201)
+
+
+class ZoneBlackoutDetailApi(ManagementApiView):
+    @extend_schema(tags=MANAGEMENT, responses={204: None, **errors(401, 404)})
+    def delete(self, request, org_id, zone_id, blackout_id):
+        zone = selectors.zone_get(organization_id=self.get_organization().id, zone_id=zone_id)
+        services.zone_blackout_delete(
+            blackout=selectors.zone_blackout_get(zone=zone, blackout_id=blackout_id)
+        )
         return Response(status=204)

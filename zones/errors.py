@@ -1,6 +1,6 @@
 """The contract's zone and geocoding errors (interface "Errors", decisions §1, §9)."""
 
-from delivery.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
+from delivery.errors import BadRequest, Conflict, NotFound, ServiceUnavailable, ValidationFailed
 
 
 class ZoneNotFound(NotFound):
@@ -49,3 +49,19 @@ class ZoneHasSlotTemplates(Conflict):
         super().__init__(
             f"Zone {name} has slot templates; delete them before making it a dispatch zone"
         )
+
+
+class ZoneBlackedOut(BadRequest):
+    """A booking on a blackout date of its zone."""
+
+    def __init__(self, *, name: str, day):
+        super().__init__(f"Zone {name} takes no deliveries on {day.isoformat()}")
+
+
+class BlackoutNotFound(NotFound):
+    default_message = "Blackout not found"
+
+
+class BlackoutDateTaken(Conflict):
+    def __init__(self, day):
+        super().__init__(f"This zone already has a blackout on {day.isoformat()}")

@@ -87,3 +87,26 @@ class Place(models.Model):
 
     def __str__(self) -> str:
         return self.address
+
+
+class ZoneBlackout(models.Model):
+    """A date on which a zone takes no deliveries (a public holiday, a depot closure).
+
+    The date is a calendar date in the zone's own time zone. Slots and partner windows of that
+    date are not bookable; one row per zone and date.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="blackouts")
+    date = models.DateField()
+    reason = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=django_timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("zone", "date"), name="zone_blackout_unique_date"),
+        ]
+        ordering = ("date", "id")
+
+    def __str__(self) -> str:
+        return f"{self.zone_id} {self.date}"

@@ -8,16 +8,24 @@ memory and versioned in Redis): they cost no database query once the index is wa
 number of zones. The zones they return are fresh copies: callers may use them freely.
 """
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 from enum import StrEnum
 
 from django.db.models import QuerySet
 
 from tenants.selectors import parse_uuid
 from zones import geocoding, spatial_index
-from zones.errors import NoZoneForAddress, ZoneNameNotFound, ZoneNotFound
-from zones.models import DISPATCH_PURPOSES, Zone
+from zones.errors import (
+    BlackoutNotFound,
+    NoZoneForAddress,
+    ZoneBlackedOut,
+    ZoneNameNotFound,
+    ZoneNotFound,
+)
+from zones.models import DISPATCH_PURPOSES, Zone, ZoneBlackout
 
 #: decisions §9: within this distance of a zone's boundary (either side) the answer is `medium`
 BOUNDARY_BAND_M = 50.0
@@ -107,11 +115,28 @@ class Confidence(StrEnum):
 
 
 @dataclass(frozen=True)
+class NextBestZone:
+    zone: Zone
+    distance_m: float
+
+
+@dataclass(frozen=True)
+class ResolveEvidence:
+    """What a resolve-zone answer rests on, in metres (see `zone_resolve_evidence`)."""
+
+    distance_m: float
+    boundary_distance_m: float
+    geocoder_precision: str
+    next_best: NextBestZone | None
+
+
+@dataclass(frozen=True)
 class ResolvedZone:
     zone: Zone
     lat: float
     lng: float
     confidence: Confidence
+    evidence: ResolveEvidence | None = None
 
 
 def zone_resolve_point(
@@ -159,4 +184,74 @@ def zone_resolve(*, organization_id, address: str) -> ResolvedZone:
     )
     if resolved is None:
         raise NoZoneForAddress()
-    return resolved
+    return dataclasses.replace(
+        resolved,
+        evidence=zone_resolve_evidence(
+            organization_id=organization_id, resolved=resolved, precise=geocoded.precise
+        ),
+    )
+
+
+def zone_resolve_evidence(
+    *, organization_id, resolved: ResolvedZone, precise: bool
+) -> ResolveEvidence:
+    """The evidence of a resolved zone, so a caller can weigh a `medium` or `low` answer:
+
+    - `distance_m`: from the point to the zone (0 when the zone covers it);
+    - `boundary_distance_m`: how far inside the zone the point lies (0 when outside);
+    - `geocoder_precision`: `precise` or `approximate` (the geocoder's own judgement);
+    - `next_best`: the best other enabled zone by the same ranking (the smallest other zone
+      covering the point, distance 0; else the nearest other zone within 5 km), or None.
+
+    Distances are geodesic metres (WGS 84) to the nearest boundary point, that point found
+    in a local equirectangular frame around the point (accurate to ~0.1 % within tens of km).
+    """
+    index = spatial_index.index_for(organization_id=organization_id)
+    lat, lng, zone = resolved.lat, resolved.lng, resolved.zone
+    edge = index.distance_to_boundary_m(zone, lat, lng)
+    # The resolved zone is always enabled, so one lookup of the enabled zones answers both.
+    covering = index.containing(lat, lng)
+    inside = any(other.id == zone.id for other in covering)
+    next_best = None
+    others = [other for other in covering if other.id != zone.id]
+    if others:
+        next_best = NextBestZone(others[0], 0.0)
+    else:
+        near = index.nearest(lat, lng, max_m=NEAREST_ZONE_MAX_M, exclude=zone.id)
+        if near is not None:
+            next_best = NextBestZone(near.zone, near.distance_m)
+    return ResolveEvidence(
+        distance_m=0.0 if inside else edge,
+        boundary_distance_m=edge if inside else 0.0,
+        geocoder_precision="precise" if precise else "approximate",
+        next_best=next_best,
+    )
+
+
+# ----- blackout days -----
+
+
+def zone_blackout_list(*, zone: Zone) -> QuerySet[ZoneBlackout]:
+    """The zone's blackout dates, ascending."""
+    return ZoneBlackout.objects.filter(zone_id=zone.id).order_by("date", "id")
+
+
+def zone_blackout_get(*, zone: Zone, blackout_id) -> ZoneBlackout:
+    """The zone's blackout `blackout_id`; 404 `Blackout not found` when unknown, of another
+    zone or malformed."""
+    parsed = parse_uuid(blackout_id)
+    blackout = ZoneBlackout.objects.filter(zone_id=zone.id, pk=parsed).first() if parsed else None
+    if blackout is None:
+        raise BlackoutNotFound()
+    return blackout
+
+
+def zone_blackout_on(*, zone_id, day: date) -> bool:
+    """Whether the zone takes no deliveries on `day` (a date in the zone's time zone)."""
+    return ZoneBlackout.objects.filter(zone_id=zone_id, date=day).exists()
+
+
+def zone_blackout_check(*, zone: Zone, day: date) -> None:
+    """400 `Zone <name> takes no deliveries on <date>` on a blackout date of the zone."""
+    if zone_blackout_on(zone_id=zone.id, day=day):
+        raise ZoneBlackedOut(name=zone.name, day=day)

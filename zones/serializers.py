@@ -1,7 +1,9 @@
 """Zone shapes: the management API's zone (GeoJSON `geodata`), the partner export and
 resolve-zone (interface "Zone (export)", "Resolved zone"; decisions §6, §11)."""
 
+import re
 import zoneinfo
+from datetime import date
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -145,7 +147,106 @@ class ResolvedZoneZoneOutput(serializers.Serializer):
     organizationId = serializers.UUIDField(source="organization_id")
 
 
+class NextBestZoneOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    slug = serializers.CharField()
+    distanceMeters = serializers.FloatField(help_text="0 when it covers the point too")
+
+    def to_representation(self, instance) -> dict:
+        return {
+            "id": str(instance.zone.id),
+            "name": instance.zone.name,
+            "slug": instance.zone.slug,
+            "distanceMeters": _metres(instance.distance_m),
+        }
+
+
+def _metres(value: float) -> float:
+    """Metres to the decimetre: the geometry is not more precise than that."""
+    return round(float(value), 1)
+
+
+class ResolveEvidenceOutput(serializers.Serializer):
+    distanceMeters = serializers.FloatField(help_text="From the point to the zone; 0 inside")
+    boundaryDistanceMeters = serializers.FloatField(
+        help_text="How far inside the zone the point lies; 0 outside"
+    )
+    geocoderPrecision = serializers.ChoiceField(
+        choices=("precise", "approximate"), help_text="The geocoder's precision for the address"
+    )
+    nextBestZone = NextBestZoneOutput(
+        allow_null=True,
+        help_text="The best other enabled zone (covering the point, else nearest within "
+        "5 km), or null",
+    )
+
+    def to_representation(self, instance) -> dict:
+        return {
+            "distanceMeters": _metres(instance.distance_m),
+            "boundaryDistanceMeters": _metres(instance.boundary_distance_m),
+            "geocoderPrecision": instance.geocoder_precision,
+            "nextBestZone": (
+                NextBestZoneOutput().to_representation(instance.next_best)
+                if instance.next_best is not None
+                else None
+            ),
+        }
+
+
 class ResolvedZoneOutput(serializers.Serializer):
     zone = ResolvedZoneZoneOutput()
     coordinates = LatLngOutput(source="*")
     confidence = serializers.ChoiceField(choices=("high", "medium", "low"))
+    evidence = ResolveEvidenceOutput(
+        help_text="Added: distances in geodesic metres (WGS 84), to 0.1 m"
+    )
+
+
+# ----- blackout days -----
+
+_BLACKOUT_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class BlackoutDateField(StrictCharField):
+    default_error_messages = {
+        "invalid": "must be a string",
+        "format": "must be a date (format: YYYY-MM-DD)",
+    }
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        try:
+            if not _BLACKOUT_DATE.match(text):
+                raise ValueError(text)
+            return date.fromisoformat(text)
+        except ValueError:
+            self.fail("format")
+
+
+class ZoneBlackoutInput(serializers.Serializer):
+    date = BlackoutDateField(
+        error_messages={"required": "date is required", "null": "date is required"}
+    )
+    reason = StrictCharField(
+        max_length=200,
+        error_messages={
+            "required": "reason is required",
+            "blank": "reason must not be empty",
+            "null": "reason is required",
+            "max_length": "reason must be at most 200 characters",
+        },
+    )
+
+
+class ZoneBlackoutOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    date = serializers.DateField()
+    reason = serializers.CharField()
+
+    def to_representation(self, instance) -> dict:
+        return {
+            "id": str(instance.id),
+            "date": instance.date.isoformat(),
+            "reason": instance.reason,
+        }

@@ -20,9 +20,15 @@ from delivery.errors import ValidationFailed
 from tenants.models import Organization
 from webhooks import erp_events
 from zones import geocoding, spatial_index
-from zones.errors import ZoneHasSlotTemplates, ZoneInUse, ZoneNameTaken, ZoneSlugTaken
+from zones.errors import (
+    BlackoutDateTaken,
+    ZoneHasSlotTemplates,
+    ZoneInUse,
+    ZoneNameTaken,
+    ZoneSlugTaken,
+)
 from zones.geometry import polygon_normalize
-from zones.models import Place, Zone, ZonePurpose
+from zones.models import Place, Zone, ZoneBlackout, ZonePurpose
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SLUG_MAX_LENGTH = 63
@@ -364,3 +370,49 @@ def gazetteer_import_csv(
         if on_progress is not None:
             on_progress(report)
     return report
+
+
+# ----- blackout days -----
+
+BLACKOUT_REASON_MAX_LENGTH = 200
+
+
+def _blackout_reason(reason: str) -> str:
+    reason = reason.strip() if isinstance(reason, str) else ""
+    if not reason:
+        raise ValidationFailed(["reason must not be empty"])
+    if len(reason) > BLACKOUT_REASON_MAX_LENGTH:
+        raise ValidationFailed([f"reason must be at most {BLACKOUT_REASON_MAX_LENGTH} characters"])
+    return reason
+
+
+@transaction.atomic
+def zone_blackout_create(*, zone: Zone, day, reason: str) -> ZoneBlackout:
+    """A date on which `zone` takes no deliveries; 409 when the zone has one on that date
+    already (the unique constraint decides between concurrent requests)."""
+    reason = _blackout_reason(reason)
+    blackout = ZoneBlackout(zone=zone, date=day, reason=reason, created_at=timezone.now())
+    try:
+        with transaction.atomic():
+            blackout.save(force_insert=True)
+    except IntegrityError:
+        raise BlackoutDateTaken(day) from None
+    return blackout
+
+
+@transaction.atomic
+def zone_blackout_update(*, blackout: ZoneBlackout, zone: Zone, day, reason: str) -> ZoneBlackout:
+    """Moves or renames a blackout (Django admin), with the checks of creation."""
+    reason = _blackout_reason(reason)
+    blackout.zone, blackout.date, blackout.reason = zone, day, reason
+    try:
+        with transaction.atomic():
+            blackout.save(update_fields=["zone", "date", "reason"])
+    except IntegrityError:
+        raise BlackoutDateTaken(day) from None
+    return blackout
+
+
+@transaction.atomic
+def zone_blackout_delete(*, blackout: ZoneBlackout) -> None:
+    ZoneBlackout.objects.filter(pk=blackout.pk).delete()

@@ -99,8 +99,10 @@ class ZoneIndex:
         max_m: float,
         purposes=None,
         enabled_only: bool = True,
+        exclude=None,
     ) -> NearZone | None:
-        """The zone whose boundary is nearest the point, if within `max_m` metres (geodesic).
+        """The zone whose boundary is nearest the point, if within `max_m` metres (geodesic);
+        `exclude` (a zone id) leaves that zone out.
 
         The STRtree is asked for the zones whose boxes reach a box of radius r around the
         point, r growing (50 m, 500 m, 2 km, ... `max_m`) until one lies within r: so the work
@@ -112,6 +114,8 @@ class ZoneIndex:
         for radius in radii:
             candidates = self._tree.query(frame.degree_box(radius))
             candidates = self._eligible(candidates, purposes, enabled_only)
+            if exclude is not None and exclude in self._position:
+                candidates = candidates[candidates != self._position[exclude]]
             if not len(candidates):
                 continue
             rough = frame.boundary_distances(self._polygons[candidates])

@@ -17,4 +17,12 @@ urlpatterns = [
     ),
     *route("manage/organizations/<str:org_id>/zones", apis.ZonesApi.as_view()),
     *route("manage/organizations/<str:org_id>/zones/<str:zone_id>", apis.ZoneDetailApi.as_view()),
+    *route(
+        "manage/organizations/<str:org_id>/zones/<str:zone_id>/blackouts",
+        apis.ZoneBlackoutsApi.as_view(),
+    ),
+    *route(
+        "manage/organizations/<str:org_id>/zones/<str:zone_id>/blackouts/<str:blackout_id>",
+        apis.ZoneBlackoutDetailApi.as_view(),
+    ),
 ]

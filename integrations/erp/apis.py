@@ -42,7 +42,8 @@ class ErpOrdersApi(ErpApiView):
         },
         description="Creates an order and books its delivery slot in one transaction. Checks, "
         "in order: template exists (404 Slot not found), weekday, cutoff, dropoff inside the "
-        "zone, capacity (400). Emits erp.slot.booked. With holdId, the key's slot hold becomes "
+        "zone, zone enabled, blackout date (400 Zone <name> takes no deliveries on <date>), "
+        "capacity (400). Emits erp.slot.booked. With holdId, the key's slot hold becomes "
         "the booking (no capacity check): 404 Slot hold not found (unknown or another key's), "
         "400 Slot hold is for another delivery slot or date, 409 Slot hold has already been "
         "used, 409 Slot hold has expired; the cutoff is judged when the hold was taken.",

@@ -161,6 +161,7 @@ def partner_order_create(
             raise NoDeliveryWindow(requested.isoformat())
         if delivery_window_end is None:
             delivery_window_end = window.end
+        zone_selectors.zone_blackout_check(zone=zone, day=window.start.astimezone(tz).date())
         held_until = _held_until(start=delivery_window_start, tz=tz)
 
     with transaction.atomic():

@@ -7,6 +7,7 @@ valid: the answer is 2xx with the text stored verbatim (JSON-escaped on the wire
 what the row allows, such as 404 for a field naming another object); never 5xx.
 """
 
+import itertools
 import json
 import uuid
 from collections.abc import Callable
@@ -96,6 +97,14 @@ def fresh_erp_order(world: World, n: int) -> str:
 def fresh_order_id(world: World, n: int) -> str:
     ref = fresh_partner_order("partner_a")(world, n)
     return str(Order.objects.get(organization=world.organization, external_ref=ref).id)
+
+
+_blackout_days = itertools.count()
+
+
+def fresh_blackout_date() -> str:
+    """A date no blackout of the world's zone has yet, far from its slot dates."""
+    return (date(2040, 1, 1) + timedelta(days=next(_blackout_days))).isoformat()
 
 
 def org(world: World, n: int) -> str:
@@ -274,6 +283,11 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
     ("patch", "/api/manage/organizations/{org_id}/zones/{zone_id}"): BodyOperation(
         auth="manager",
         body=lambda w, n: {"name": f"Zone {unique(n)}"},
+        path={"org_id": org, "zone_id": ids("zone_id")},
+    ),
+    ("post", "/api/manage/organizations/{org_id}/zones/{zone_id}/blackouts"): BodyOperation(
+        auth="manager",
+        body=lambda w, n: {"date": fresh_blackout_date(), "reason": "Public holiday"},
         path={"org_id": org, "zone_id": ids("zone_id")},
     ),
     ("post", "/api/promises/resolve-zone"): BodyOperation(

@@ -65,8 +65,9 @@ def _created(response) -> dict:
 
 
 def build_world(name: str | None = None) -> World:
-    """An organization with keys of every platform, a manager, a zone, a slot template, a driver,
-    a partner order, an ERP order, webhook deliveries and an admin with a pending invite."""
+    """An organization with keys of every platform, a manager, a zone with a blackout date, a
+    slot template, a driver, a partner order, an ERP order, webhook deliveries and an admin with
+    a pending invite."""
     organization = make_organization(name)
     n = organization.slug
     admin = User.objects.create_user(email=f"admin-{n}@example.com", password=PASSWORD)
@@ -154,6 +155,14 @@ def build_world(name: str | None = None) -> World:
         )
     )
     world.ids["hold_id"] = hold["holdId"]
+    blackout = _created(
+        manager.post(
+            f"{world.manage}/zones/{zone['id']}/blackouts",
+            {"date": "2039-12-25", "reason": "Christmas"},  # far from every slot date used
+            format="json",
+        )
+    )
+    world.ids["blackout_id"] = blackout["id"]
     delivery = Delivery.objects.filter(organization=organization).first()
     assert delivery is not None, "creating orders leaves webhook deliveries"
     world.ids["delivery_id"] = str(delivery.id)

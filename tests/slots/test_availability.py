@@ -95,6 +95,7 @@ def test_entry_carries_every_field_of_the_contract(client, zone):
             "booked": 0,
             "available": 10,
             "bookable": True,
+            "unbookableReason": None,
             "vehicleCapacity": [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 10}],
         }
     ]

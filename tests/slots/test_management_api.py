@@ -147,6 +147,8 @@ def test_create_template_with_end_time_derives_the_duration(client, base, zone):
         "endTime": "11:00",
         "durationMinutes": 90,
         "cutoffMinutes": 60,
+        "cutoffDayBeforeAt": None,
+        "cutoffRule": "minutes_before_start",
         "vehicleCapacity": [
             {"vehicleType": "van", "count": 2, "maxOrdersPerVehicle": 8},
             {"vehicleType": "bike", "count": 1, "maxOrdersPerVehicle": 5},

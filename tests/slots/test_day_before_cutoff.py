@@ -1,0 +1,304 @@
+"""Day-before cutoffs: a template closes at `cutoffDayBeforeAt` (zone time) on the day before
+the slot instead of `cutoffMinutes` before its start. The exact boundaries (one second before,
+at), across both DST changes of Europe/Berlin, in availability and in ERP bookings."""
+
+from datetime import UTC, date, datetime, time, timedelta
+
+import pytest
+import time_machine
+from django.test import Client
+
+from slots import services as slot_services
+from slots.models import SlotTemplate
+from tenants.models import Membership, User
+from tests.conftest import assert_error
+from tests.slots.helpers import (
+    PASSWORD,
+    SUNDAY,
+    book,
+    erp_client,
+    events_named,
+    make_zone,
+    manager_client,
+    standard_client,
+)
+
+pytestmark = pytest.mark.django_db
+
+CUTOFF_PASSED = "Booking cutoff has passed for this slot"
+
+
+@pytest.fixture
+def zone(organization):
+    return make_zone(organization)
+
+
+def day_before_template(
+    zone, *, day_of_week: int, at: time, start: time = time(8, 0), duration: int = 240
+):
+    return slot_services.slot_template_create(
+        organization=zone.organization,
+        zone=zone,
+        day_of_week=day_of_week,
+        start_time=start,
+        duration_minutes=duration,
+        cutoff_day_before_at=at,
+    )
+
+
+def entry(client, zone, day: date) -> dict:
+    response = client.get(
+        "/api/public/delivery-slots/availability",
+        {"zoneId": str(zone.id), "date": day.isoformat()},
+    )
+    assert response.status_code == 200, response.content
+    (slot,) = response.json()["slots"]
+    return slot
+
+
+def assert_boundary(organization, zone, template, day: date, cutoff_utc: datetime) -> None:
+    """Bookable and booked one second before `cutoff_utc`; closed from that instant on."""
+    public, erp = standard_client(organization), erp_client(organization)
+    with time_machine.travel(cutoff_utc - timedelta(seconds=1), tick=False):
+        slot = entry(public, zone, day)
+        assert slot["cutoffAt"] == cutoff_utc.isoformat().replace("+00:00", "Z")
+        assert (slot["bookable"], slot["unbookableReason"]) == (True, None)
+        assert book(erp, template, day, ref=f"B-{day}").status_code == 201
+    with time_machine.travel(cutoff_utc, tick=False):
+        slot = entry(public, zone, day)
+        assert (slot["bookable"], slot["unbookableReason"]) == (False, "cutoff_passed")
+        assert_error(book(erp, template, day, ref=f"A-{day}"), 400, CUTOFF_PASSED)
+
+
+# ----- management API -----
+
+
+@pytest.fixture
+def manager(organization):
+    return manager_client(organization)
+
+
+@pytest.fixture
+def templates_url(organization):
+    return f"/api/manage/organizations/{organization.id}/slot-templates"
+
+
+def test_create_with_cutoff_day_before_at_shows_the_rule(manager, templates_url, zone):
+    response = manager.post(
+        templates_url,
+        {
+            "zoneId": str(zone.id),
+            "dayOfWeek": 0,
+            "startTime": "08:00",
+            "cutoffDayBeforeAt": "18:00",
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["cutoffMinutes"], body["cutoffDayBeforeAt"], body["cutoffRule"]) == (
+        None,
+        "18:00",
+        "day_before_at",
+    )
+    template = SlotTemplate.objects.get()
+    assert (template.cutoff_minutes, template.cutoff_day_before_at) == (None, time(18, 0))
+    listed = manager.get(templates_url).json()
+    assert [(t["cutoffDayBeforeAt"], t["cutoffRule"]) for t in listed] == [
+        ("18:00", "day_before_at")
+    ]
+    # erp.slots.updated says which rule the template uses.
+    (event,) = events_named("erp.slots.updated", zone.organization)
+    (item,) = event.payload["slots"]
+    assert (item["cutoffMinutes"], item["cutoffDayBeforeAt"]) == (None, "18:00")
+
+
+def test_a_template_without_either_takes_the_policy_minutes(manager, templates_url, zone):
+    body = manager.post(
+        templates_url,
+        {"zoneId": str(zone.id), "dayOfWeek": 0, "startTime": "08:00"},
+        format="json",
+    ).json()
+    assert (body["cutoffMinutes"], body["cutoffDayBeforeAt"], body["cutoffRule"]) == (
+        120,
+        None,
+        "minutes_before_start",
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            {"cutoffMinutes": 60, "cutoffDayBeforeAt": "18:00"},
+            "Provide either cutoffMinutes or cutoffDayBeforeAt, not both",
+        ),
+        (
+            {"cutoffDayBeforeAt": "24:00"},
+            "cutoffDayBeforeAt: must be a time HH:MM (00:00 to 23:59)",
+        ),
+        ({"cutoffDayBeforeAt": "6pm"}, "cutoffDayBeforeAt: must be a time HH:MM (00:00 to 23:59)"),
+        ({"cutoffDayBeforeAt": 18}, "cutoffDayBeforeAt: must be a string"),
+    ],
+)
+def test_create_validation(manager, templates_url, zone, extra, message):
+    body = {"zoneId": str(zone.id), "dayOfWeek": 0, "startTime": "08:00", **extra}
+    assert_error(manager.post(templates_url, body, format="json"), 400, message)
+    assert not SlotTemplate.objects.exists()
+
+
+def test_patch_switches_between_the_two_rules(manager, templates_url, zone):
+    template_id = manager.post(
+        templates_url,
+        {"zoneId": str(zone.id), "dayOfWeek": 0, "startTime": "08:00", "cutoffMinutes": 90},
+        format="json",
+    ).json()["id"]
+    url = f"{templates_url}/{template_id}"
+
+    to_day_before = manager.patch(url, {"cutoffDayBeforeAt": "17:30"}, format="json").json()
+    assert (to_day_before["cutoffMinutes"], to_day_before["cutoffDayBeforeAt"]) == (None, "17:30")
+    assert to_day_before["cutoffRule"] == "day_before_at"
+
+    unrelated = manager.patch(url, {"durationMinutes": 120}, format="json").json()
+    assert unrelated["cutoffDayBeforeAt"] == "17:30"  # other changes keep the rule
+
+    assert_error(
+        manager.patch(url, {"cutoffMinutes": 30, "cutoffDayBeforeAt": "17:00"}, format="json"),
+        400,
+        "Provide either cutoffMinutes or cutoffDayBeforeAt, not both",
+    )
+    to_minutes = manager.patch(url, {"cutoffMinutes": 45}, format="json").json()
+    assert (to_minutes["cutoffMinutes"], to_minutes["cutoffDayBeforeAt"]) == (45, None)
+    assert to_minutes["cutoffRule"] == "minutes_before_start"
+
+
+# ----- the exact boundaries -----
+
+
+def test_winter_the_slot_closes_at_that_time_on_the_previous_day(organization, zone):
+    # Sunday 6 January 08:00 (+01:00), closing Saturday 5 January 18:00 +01:00 = 17:00Z.
+    template = day_before_template(zone, day_of_week=0, at=time(18, 0))
+    assert_boundary(organization, zone, template, SUNDAY, datetime(2030, 1, 5, 17, 0, tzinfo=UTC))
+
+
+def test_the_cutoff_day_is_the_previous_calendar_day_even_for_a_late_slot(organization, zone):
+    # A 23:00 slot with a 23:30 day-before cutoff closes 23.5 hours before its start.
+    template = day_before_template(
+        zone, day_of_week=0, at=time(23, 30), start=time(23, 0), duration=60
+    )
+    assert_boundary(organization, zone, template, SUNDAY, datetime(2030, 1, 5, 22, 30, tzinfo=UTC))
+
+
+def test_spring_forward_the_day_before_is_already_on_summer_time(organization, zone):
+    # Clocks go forward on Sunday 31 March 2030 at 02:00. A Monday 1 April slot closing the day
+    # before at 18:00 closes at 18:00+02:00 = 16:00Z (not 17:00Z as in winter).
+    template = day_before_template(zone, day_of_week=1, at=time(18, 0))
+    assert_boundary(
+        organization, zone, template, date(2030, 4, 1), datetime(2030, 3, 31, 16, 0, tzinfo=UTC)
+    )
+
+
+def test_spring_forward_the_day_before_is_the_change_day_itself_for_sunday(organization, zone):
+    # Sunday 31 March slot: its day before (Saturday 30 March) is still winter time, +01:00.
+    template = day_before_template(zone, day_of_week=0, at=time(18, 0))
+    assert_boundary(
+        organization, zone, template, date(2030, 3, 31), datetime(2030, 3, 30, 17, 0, tzinfo=UTC)
+    )
+
+
+def test_a_cutoff_time_skipped_by_the_clock_moves_forward_by_the_gap(organization, zone):
+    # 02:30 does not exist on 31 March 2030 in Berlin: the cutoff is 03:30+02:00 = 01:30Z.
+    template = day_before_template(zone, day_of_week=1, at=time(2, 30))
+    assert_boundary(
+        organization, zone, template, date(2030, 4, 1), datetime(2030, 3, 31, 1, 30, tzinfo=UTC)
+    )
+
+
+def test_fall_back_a_repeated_cutoff_time_is_its_first_occurrence(organization, zone):
+    # Clocks go back on Sunday 27 October 2030 at 03:00: 02:30 happens twice; the first one,
+    # 02:30+02:00 = 00:30Z, closes a Monday 28 October slot.
+    template = day_before_template(zone, day_of_week=1, at=time(2, 30))
+    assert_boundary(
+        organization, zone, template, date(2030, 10, 28), datetime(2030, 10, 27, 0, 30, tzinfo=UTC)
+    )
+
+
+def test_fall_back_an_evening_cutoff_is_on_winter_time(organization, zone):
+    template = day_before_template(zone, day_of_week=1, at=time(18, 0))
+    assert_boundary(
+        organization, zone, template, date(2030, 10, 28), datetime(2030, 10, 27, 17, 0, tzinfo=UTC)
+    )
+
+
+def test_moving_an_order_onto_a_closed_day_before_slot_is_refused(organization, zone):
+    open_template = slot_services.slot_template_create(
+        organization=organization,
+        zone=zone,
+        day_of_week=0,
+        start_time=time(14, 0),
+        duration_minutes=240,
+        cutoff_minutes=0,
+    )
+    closed = day_before_template(zone, day_of_week=0, at=time(18, 0))
+    client = erp_client(organization)
+    with time_machine.travel(datetime(2030, 1, 5, 17, 0, tzinfo=UTC), tick=False):
+        assert book(client, open_template, SUNDAY).status_code == 201
+        response = client.put(
+            "/api/integrations/erp/orders/SO-1001/delivery-slot",
+            {"deliverySlotTemplateId": str(closed.id), "deliverySlotDate": SUNDAY.isoformat()},
+            format="json",
+        )
+    assert_error(response, 400, CUTOFF_PASSED)
+
+
+# ----- Django admin -----
+
+
+def admin_client(organization) -> Client:
+    email = "cutoff-admin@example.com"
+    user = User.objects.create_user(email=email, password=PASSWORD, name="Cora Admin")
+    Membership.objects.create(
+        organization=organization, user=user, org_role="admin", is_active=True
+    )
+    client = Client()
+    assert client.login(username=email, password=PASSWORD)
+    return client
+
+
+def template_form(zone, **overrides) -> dict:
+    return {
+        "zone": str(zone.id),
+        "day_of_week": "0",
+        "start_time": "08:00",
+        "duration_minutes": "240",
+        "cutoff_minutes": "",
+        "cutoff_day_before_at": "18:00",
+        "vehicle_capacity": '[{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 10}]',
+        **overrides,
+    }
+
+
+def test_admin_creates_a_day_before_template_and_lists_its_rule(organization, zone):
+    client = admin_client(organization)
+
+    response = client.post("/admin/slots/slottemplate/add/", template_form(zone))
+    assert response.status_code == 302, response.content
+    template = SlotTemplate.objects.get()
+    assert (template.cutoff_minutes, template.cutoff_day_before_at) == (None, time(18, 0))
+    assert b"Day before at 18:00" in client.get("/admin/slots/slottemplate/").content
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"cutoff_minutes": "60"}, b"not both"),
+        ({"cutoff_day_before_at": ""}, b"Set the cutoff minutes or the day-before cutoff time"),
+    ],
+)
+def test_admin_wants_exactly_one_rule(organization, zone, overrides, message):
+    client = admin_client(organization)
+
+    response = client.post("/admin/slots/slottemplate/add/", template_form(zone, **overrides))
+    assert response.status_code == 200
+    assert message in response.content
+    assert not SlotTemplate.objects.exists()
