@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "delivery.metrics.MetricsMiddleware",
     "delivery.middleware.RequestIdMiddleware",
     "delivery.middleware.ApiErrorMiddleware",
+    "delivery.middleware.UnstorableTextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

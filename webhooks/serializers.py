@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from delivery.fields import page_field
 from webhooks.models import DeliveryStatus
 
 MAX_PAGE_SIZE = 100
@@ -16,16 +17,7 @@ class DeliveryListInput(serializers.Serializer):
             "invalid_choice": f"status must be one of: {', '.join(DeliveryStatus.values)}"
         },
     )
-    page = serializers.IntegerField(
-        min_value=1,
-        required=False,
-        default=1,
-        error_messages={
-            "invalid": "page must be a positive integer",
-            "min_value": "page must be a positive integer",
-            "max_string_length": "page must be a positive integer",
-        },
-    )
+    page = page_field()
     pageSize = serializers.IntegerField(
         min_value=1,
         max_value=MAX_PAGE_SIZE,

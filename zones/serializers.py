@@ -1,12 +1,15 @@
 """Zone shapes: the management API's zone (GeoJSON `geodata`), the partner export and
 resolve-zone (interface "Zone (export)", "Resolved zone"; decisions §6, §11)."""
 
-import zoneinfo
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from delivery.fields import StrictBooleanField, StrictCharField
+from delivery.fields import (
+    StrictBooleanField,
+    StrictCharField,
+    is_iana_timezone,
+    timezone_message,
+)
 from zones.errors import PolygonInvalid
 from zones.geometry import exterior_lat_lng, polygon_normalize
 from zones.models import ZonePurpose
@@ -70,8 +73,8 @@ class ZoneInput(serializers.Serializer):
         return value
 
     def validate_timezone(self, value: str) -> str:
-        if value not in zoneinfo.available_timezones():
-            raise serializers.ValidationError(f"timezone {value} is not an IANA time zone name")
+        if not is_iana_timezone(value):
+            raise serializers.ValidationError(timezone_message(value))
         return value
 
     def validate_metadata(self, value):
