@@ -111,18 +111,21 @@ def post_json_patch(client: Client, path: str, body):
     return client.patch(path, json.dumps(body), content_type="application/json")
 
 
-def test_a_nul_in_an_external_ref_in_the_path_is_a_404(world):
-    client = keyed(world, "partner_a")
+def test_a_nul_in_an_id_in_the_path_is_the_404_of_that_id(world):
+    partner, erp = keyed(world, "partner_a"), keyed(world, "erp")
 
-    for path in (
-        f"{PARTNER_ORDERS}/PO%00x",
-        f"{PARTNER_ORDERS}/PO%00x/cancel",
-        f"{ERP_ORDERS}/SO%00x",
-        "/api/track/abc%00",
-        "/api/provisioning/invite/abc%00",
-    ):
-        response = post_json(client, path, {}) if path.endswith("cancel") else client.get(path)
-        assert_error(response, 404)
+    answers = [
+        partner.get(f"{PARTNER_ORDERS}/PO%00x"),
+        post_json(partner, f"{PARTNER_ORDERS}/PO%00x/cancel", {}),
+        partner.post(f"{PARTNER_ORDERS}/PO%00x/release"),
+        erp.get(f"{ERP_ORDERS}/SO%00x"),
+        Client().get("/api/track/abc%00"),
+    ]
+
+    for response in answers:
+        assert_error(response, 404, "Order not found")
+    assert_error(Client().get("/api/provisioning/invite/abc%00"), 404)
+    assert_error(Client().get("/api/no-such-route%00"), 404, "Not found")
 
 
 def test_a_nul_in_the_tracking_page_path_is_a_404_not_a_500():
