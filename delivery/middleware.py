@@ -10,9 +10,11 @@ from urllib.parse import unquote_to_bytes
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
-from django.http import JsonResponse
+from django.http import HttpResponseBadRequest, HttpResponseNotFound, JsonResponse
+from django.urls import Resolver404, resolve
 
 from delivery.errors import error_body
+from delivery.parsers import has_unstorable, unstorable_text_message
 from delivery.ratelimit import rate_limit_states
 
 logger = logging.getLogger(__name__)
@@ -142,3 +144,46 @@ class ApiErrorMiddleware:
             return json_error(503, "Service temporarily unavailable")
         logger.exception("unhandled error on %s %s", request.method, request.path)
         return json_error(500, "Internal server error")
+
+
+class UnstorableTextMiddleware:
+    """Text no part of the service can hold (a NUL character, a lone surrogate) is refused where
+    it enters, on every path: in the path a 404 (no object has such an id), in the query string
+    or a header a 400. JSON bodies are checked by the parser (delivery.parsers)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        api = is_api_request(request)
+        if has_unstorable(request.path) and not (api and self._routed(request)):
+            # An API route answers its own 404 (`Order not found`): its lookups refuse such
+            # ids before the database (tests/core/test_hostile_classes.py sends them to all).
+            return json_error(404, "Not found") if api else HttpResponseNotFound("Not found")
+        problem = self._query_problem(request) or self._header_problem(request)
+        if problem:
+            return json_error(400, [problem]) if api else HttpResponseBadRequest(problem)
+        return self.get_response(request)
+
+    @staticmethod
+    def _routed(request) -> bool:
+        try:
+            resolve(request.path_info)
+        except Resolver404:
+            return False
+        return True
+
+    @staticmethod
+    def _query_problem(request) -> str | None:
+        for name, values in request.GET.lists():
+            if has_unstorable(name) or any(has_unstorable(value) for value in values):
+                return unstorable_text_message("Query string")
+        return None
+
+    @staticmethod
+    def _header_problem(request) -> str | None:
+        for key, value in request.META.items():
+            if key.startswith("HTTP_") and isinstance(value, str) and has_unstorable(value):
+                header = key[5:].replace("_", "-").title()
+                return unstorable_text_message(f"Header {header}")
+        return None

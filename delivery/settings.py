@@ -64,6 +64,7 @@ MIDDLEWARE = [
     "delivery.middleware.RequestIdMiddleware",
     "delivery.middleware.RateLimitHeadersMiddleware",
     "delivery.middleware.ApiErrorMiddleware",
+    "delivery.middleware.UnstorableTextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files (admin, API docs) from the service itself, with DEBUG off too (gunicorn).
     "whitenoise.middleware.WhiteNoiseMiddleware",

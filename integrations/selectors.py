@@ -18,6 +18,7 @@ from django.db.models.functions import Cast, Coalesce
 from delivery.queries import unique_row
 from integrations import windows
 from integrations.errors import OrderNotFound
+from integrations.external_refs import could_be_stored
 from integrations.models import DeliveryWindowLoad, Order, OrderFamily, OrderStatusEvent
 from tenants.selectors import parse_uuid
 from zones import geocoding
@@ -36,6 +37,9 @@ def order_get_by_external_ref(
 ) -> Order:
     """The organization's order `external_ref` (of `family` when given); 404 `Order not found`
     otherwise, another organization's order included (decisions §2)."""
+    if not could_be_stored(external_ref):
+        # Text no ref can hold (a NUL from the path, say) is unknown without asking the database.
+        raise OrderNotFound()
     qs = Order.objects.filter(organization_id=organization_id, external_ref=external_ref)
     if family is not None:
         qs = qs.filter(family=family)

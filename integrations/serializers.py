@@ -6,19 +6,25 @@ geocodeOnIngest is true` (interface "Errors").
 """
 
 import re
-from datetime import date, datetime
 from decimal import Decimal
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from delivery.fields import (
+    DateTextField,
+    DateTimeTextField,
     StrictBooleanField,
     StrictCharField,
     StrictFloatField,
+    date_message,
     normalize_phone,
+    page_field,
+    parse_date,
 )
+from delivery.serializers import CrossFieldSerializer
 from integrations import windows
+from integrations.external_refs import external_ref_problem
 from integrations.models import (
     DeliveryMethod,
     Order,
@@ -30,8 +36,6 @@ from integrations.models import (
 from integrations.services import sandbox
 from slots.serializers import StrictIntegerField
 
-EXTERNAL_REF_PATTERN = re.compile(r"^[A-Za-z0-9\-_.:/#]+$")
-DATE_PATTERN = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 MAX_WEIGHT_KG = 100_000
 MAX_COD_AMOUNT = Decimal("9999999999.99")
 MAX_PAGE_SIZE = 100
@@ -148,31 +152,11 @@ class DecimalNumberField(StrictFloatField):
         return value
 
 
-class IsoDateTimeField(StrictCharField):
+class IsoDateTimeField(DateTimeTextField):
     """An ISO 8601 date-time; one without an offset is kept naive (read in zone time later)."""
 
-    MAX_LENGTH = 64
-
     def __init__(self, field: str):
-        self.field_label = field
-        super().__init__(
-            source=_snake(field), required=False, allow_null=True, error_messages=_messages(field)
-        )
-
-    def run_validators(self, value):
-        # The value is a datetime by now; the length was checked on the text.
-        return None
-
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)
-        try:
-            if len(value) > self.MAX_LENGTH:
-                raise ValueError(value)
-            return datetime.fromisoformat(value)
-        except ValueError:
-            raise serializers.ValidationError(
-                f"{self.field_label} must be an ISO 8601 date-time"
-            ) from None
+        super().__init__(field, source=_snake(field), required=False, allow_null=True)
 
 
 class PhoneText(StrictCharField):
@@ -189,14 +173,13 @@ class PhoneText(StrictCharField):
 class ExternalRefText(StrictCharField):
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
-        if not EXTERNAL_REF_PATTERN.fullmatch(value):
-            raise serializers.ValidationError(
-                "externalRef may contain only letters, digits and -_.:/#"
-            )
+        problem = external_ref_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
         return value
 
 
-class PartnerOrderInput(serializers.Serializer):
+class PartnerOrderInput(CrossFieldSerializer):
     """`POST /integrations/partner-a/orders` (interface table, decisions §5)."""
 
     externalRef = ExternalRefText(
@@ -243,34 +226,43 @@ class PartnerOrderInput(serializers.Serializer):
     expectedBarcode = text("expectedBarcode", 200, required=False)
     serviceType = ChoiceText("serviceType", ServiceType.values)
 
-    def validate(self, attrs):
+    def cross_field_problems(self, attrs, failed):
         problems = []
         geocode = bool(attrs.get("geocode_on_ingest"))
         for prefix in ("pickup", "dropoff"):
+            if failed & {f"{prefix}Lat", f"{prefix}Lng", "geocodeOnIngest"}:
+                continue  # already reported; whether they were needed is moot
             given = (
                 attrs.get(f"{prefix}_lat") is not None and attrs.get(f"{prefix}_lng") is not None
             )
             if not given and not geocode:
                 problems.append(f"{prefix}Lat/{prefix}Lng required unless geocodeOnIngest is true")
-        if not attrs.get("package_size") and attrs.get("weight_kg") is None:
+        size_failed = failed & {"packageSize", "weightKg"}
+        if not size_failed and not attrs.get("package_size") and attrs.get("weight_kg") is None:
             problems.append("packageSize or weightKg required")
-        start = attrs.get("delivery_window_start")
-        end = attrs.get("delivery_window_end")
-        if end is not None and start is None:
-            problems.append("deliveryWindowStart required when deliveryWindowEnd is given")
-        if start is not None and end is not None:
-            if (start.tzinfo is None) != (end.tzinfo is None):
-                problems.append(
-                    "deliveryWindowEnd must have an offset exactly when deliveryWindowStart has"
-                )
-            elif end <= start:
-                problems.append("deliveryWindowEnd must be after deliveryWindowStart")
-        if problems:
-            raise serializers.ValidationError(problems)
+        if not failed & {"deliveryWindowStart", "deliveryWindowEnd"}:
+            problems += _window_problems(
+                attrs.get("delivery_window_start"), attrs.get("delivery_window_end")
+            )
+        return problems
+
+    def clean(self, attrs):
         # Absent and null optional fields mean the same: the model's blank value.
         cleaned = {key: value for key, value in attrs.items() if value is not None}
-        cleaned["geocode_on_ingest"] = geocode
+        cleaned["geocode_on_ingest"] = bool(attrs.get("geocode_on_ingest"))
         return cleaned
+
+
+def _window_problems(start, end) -> list[str]:
+    if end is not None and start is None:
+        return ["deliveryWindowStart required when deliveryWindowEnd is given"]
+    if start is None or end is None:
+        return []
+    if (start.tzinfo is None) != (end.tzinfo is None):
+        return ["deliveryWindowEnd must have an offset exactly when deliveryWindowStart has"]
+    if end <= start:
+        return ["deliveryWindowEnd must be after deliveryWindowStart"]
+    return []
 
 
 def _zone_tz(order: Order):
@@ -369,34 +361,38 @@ class CancelInput(serializers.Serializer):
 # ----- delivery windows -----
 
 
-class DeliveryWindowsQuery(serializers.Serializer):
+class DeliveryWindowsQuery(CrossFieldSerializer):
     """`GET .../delivery-windows?zone|address&date` (interface, "Errors")."""
 
     DATE_MESSAGE = "date query parameter is required (format: YYYY-MM-DD)"
 
     zone = serializers.CharField(required=False, allow_blank=True, max_length=200)
     address = serializers.CharField(required=False, allow_blank=True, max_length=500)
-    date = serializers.CharField(required=False, allow_blank=True)
+    date = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
 
-    def validate(self, attrs):
+    def cross_field_problems(self, attrs, failed):
         problems = []
         zone, address = attrs.get("zone") or None, attrs.get("address") or None
-        if zone and address:
+        if failed & {"zone", "address"}:
+            pass
+        elif zone and address:
             problems.append("Provide either zone or address, not both")
         elif not zone and not address:
             problems.append("zone or address query parameter is required")
-        day = None
-        text_date = attrs.get("date") or ""
-        try:
-            # Only the calendar form: fromisoformat would also take `20300106` or `2030-W01-1`.
-            if not DATE_PATTERN.fullmatch(text_date):
-                raise ValueError(text_date)
-            day = date.fromisoformat(text_date)
-        except ValueError:
-            problems.append(self.DATE_MESSAGE)
-        if problems:
-            raise serializers.ValidationError(problems)
-        return {"zone": zone, "address": address, "date": day}
+        if "date" not in failed:
+            text_date = attrs.get("date") or ""
+            if not text_date:
+                problems.append(self.DATE_MESSAGE)
+            elif parse_date(text_date) is None:
+                problems.append(date_message("date"))
+        return problems
+
+    def clean(self, attrs):
+        return {
+            "zone": attrs.get("zone") or None,
+            "address": attrs.get("address") or None,
+            "date": parse_date(attrs["date"]),
+        }
 
 
 class DeliveryWindowOutput(serializers.Serializer):
@@ -431,24 +427,11 @@ class OrderListQuery(serializers.Serializer):
             "invalid_choice": f"status must be one of: {', '.join(OrderStatus.values)}"
         },
     )
-    date = serializers.DateField(
-        required=False,
-        input_formats=["%Y-%m-%d"],
-        error_messages={"invalid": "date must be a date (format: YYYY-MM-DD)"},
-    )
+    date = DateTextField("date", required=False)
     zoneId = serializers.UUIDField(
         required=False, error_messages={"invalid": "zoneId must be a UUID"}
     )
-    page = serializers.IntegerField(
-        min_value=1,
-        required=False,
-        default=1,
-        error_messages={
-            "invalid": "page must be a positive integer",
-            "min_value": "page must be a positive integer",
-            "max_string_length": "page must be a positive integer",
-        },
-    )
+    page = page_field()
     pageSize = serializers.IntegerField(
         min_value=1,
         max_value=MAX_PAGE_SIZE,

@@ -2,17 +2,29 @@
 availability entry (interface "Slot template", "Slot availability entry"; decisions §6, §11)."""
 
 import math
-import re
-import zoneinfo
 from dataclasses import dataclass
 from datetime import date
 
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
-from delivery.fields import StrictCharField
+from delivery.errors import ValidationFailed
+from delivery.fields import (
+    StrictCharField,
+    date_message,
+    is_iana_timezone,
+    parse_date,
+    timezone_message,
+)
+from delivery.serializers import CrossFieldSerializer
 from slots.models import SlotPolicy, SlotTemplate
-from slots.occurrences import DAY_ABBREVIATIONS, occurrence_texts, parse_hh_mm
+from slots.occurrences import (
+    DAY_ABBREVIATIONS,
+    MINUTES_PER_DAY,
+    minutes_of,
+    occurrence_texts,
+    parse_hh_mm,
+)
 from slots.selectors import (
     DayAvailability,
     SlotAvailability,
@@ -20,13 +32,13 @@ from slots.selectors import (
     template_cutoff_day_before_text,
     template_times,
 )
+from slots.services import slot_duration_derive
 from tenants.selectors import parse_uuid
 
 #: decisions §6: a bulk range over this many days is refused
 MAX_RANGE_DAYS = 31
 MAX_CUTOFF_MINUTES = 7 * 24 * 60
 MAX_VEHICLE_NUMBER = 100_000
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = serializers.DateTimeField()
 
 
@@ -125,8 +137,8 @@ class SlotPolicyInput(serializers.Serializer):
     )
 
     def validate_timezone(self, value: str) -> str:
-        if value not in zoneinfo.available_timezones():
-            raise serializers.ValidationError(f"timezone {value} is not an IANA time zone name")
+        if not is_iana_timezone(value):
+            raise serializers.ValidationError(timezone_message(value))
         return value
 
     def service_arguments(self) -> dict:
@@ -160,7 +172,7 @@ class SlotPolicyOutput(serializers.Serializer):
 # ----- templates -----
 
 
-class SlotTemplateInput(serializers.Serializer):
+class SlotTemplateInput(CrossFieldSerializer):
     """Create (zoneId, dayOfWeek and startTime required) and PATCH (every field optional)."""
 
     zoneId = StrictCharField(error_messages={"required": "zoneId is required"})
@@ -184,12 +196,23 @@ class SlotTemplateInput(serializers.Serializer):
     )
     vehicleCapacity = VehicleCapacityField(required=False)
 
-    def validate(self, attrs):
+    def cross_field_problems(self, attrs, failed):
+        problems = []
         if "cutoffMinutes" in attrs and "cutoffDayBeforeAt" in attrs:
-            raise serializers.ValidationError(
-                ["Provide either cutoffMinutes or cutoffDayBeforeAt, not both"]
-            )
-        return attrs
+            problems.append("Provide either cutoffMinutes or cutoffDayBeforeAt, not both")
+        # A create's times are checked here, with its other problems; a PATCH's against the
+        # template it changes, in the service.
+        if self.partial or failed & {"startTime", "endTime", "durationMinutes"}:
+            return problems
+        start, end = attrs.get("startTime"), attrs.get("endTime")
+        duration = attrs.get("durationMinutes")
+        if start is None or (end is None and duration is None):
+            return problems
+        try:
+            slot_duration_derive(start=start, end_time=end, duration_minutes=duration, default=0)
+        except ValidationFailed as exc:
+            problems.extend(exc.message)
+        return problems
 
     def service_arguments(self) -> dict:
         """validated_data under the names `slots.services` takes (zoneId is resolved apart)."""
@@ -245,13 +268,21 @@ class SlotTemplateOutput(serializers.Serializer):
         }
 
 
-class SlotTemplateSeedInput(serializers.Serializer):
+class SlotTemplateSeedInput(CrossFieldSerializer):
     zoneIds = serializers.ListField(child=StrictCharField(), required=False, max_length=1000)
     daysOfWeek = serializers.ListField(
         child=StrictIntegerField(min_value=0, max_value=6), required=False, max_length=7
     )
     firstStart = HhMmField(required=False)
     lastEnd = HhMmField(required=False, help_text="HH:MM; 00:00 is midnight")
+
+    def cross_field_problems(self, attrs, failed):
+        first, last = attrs.get("firstStart"), attrs.get("lastEnd")
+        if first is None or last is None:
+            return []  # a default bound is checked by the service, which knows it
+        if minutes_of(first) >= (minutes_of(last) or MINUTES_PER_DAY):
+            return ["firstStart must be before lastEnd"]
+        return []
 
 
 # ----- availability -----
@@ -261,12 +292,8 @@ def _date_or_message(params, name: str, *, missing: str) -> tuple[date | None, s
     raw = params.get(name)
     if raw is None or raw == "":
         return None, missing
-    if not _DATE.match(raw):
-        return None, f"{name} must be a valid date (format: YYYY-MM-DD)"
-    try:
-        return date.fromisoformat(raw), None
-    except ValueError:
-        return None, f"{name} must be a valid date (format: YYYY-MM-DD)"
+    day = parse_date(raw)
+    return (day, None) if day is not None else (None, date_message(name))
 
 
 def _coordinate(raw: str, low: float, high: float) -> float | None:

@@ -1,11 +1,10 @@
 """Input and output shapes of the webhook-delivery management API (decisions §7, §11)."""
 
-from datetime import UTC, datetime
+from datetime import UTC
 
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from delivery.fields import StrictCharField
+from delivery.fields import DateTimeTextField, StrictCharField, page_field
 from webhooks.models import DeliveryStatus
 
 MAX_PAGE_SIZE = 100
@@ -20,16 +19,7 @@ class DeliveryListInput(serializers.Serializer):
             "invalid_choice": f"status must be one of: {', '.join(DeliveryStatus.values)}"
         },
     )
-    page = serializers.IntegerField(
-        min_value=1,
-        required=False,
-        default=1,
-        error_messages={
-            "invalid": "page must be a positive integer",
-            "min_value": "page must be a positive integer",
-            "max_string_length": "page must be a positive integer",
-        },
-    )
+    page = page_field()
     pageSize = serializers.IntegerField(
         min_value=1,
         max_value=MAX_PAGE_SIZE,
@@ -75,28 +65,15 @@ class TestWebhookOutput(serializers.Serializer):
     error = serializers.CharField(allow_null=True)
 
 
-@extend_schema_field({"type": "string", "format": "date-time"})
-class _InstantField(StrictCharField):
-    """An ISO 8601 date-time; without an offset it is read as UTC."""
-
-    def __init__(self, name: str, **kwargs):
-        self.label_text = name
-        super().__init__(max_length=64, **kwargs)
-
-    def run_validators(self, value):
-        return None  # the length was checked on the text; the value is a datetime by now
+class _InstantField(DateTimeTextField):
+    """An ISO 8601 date-time within the service's calendar (delivery.fields); without an offset
+    it is read as UTC."""
 
     def to_internal_value(self, data):
-        text = super().to_internal_value(data)
-        try:
-            value = datetime.fromisoformat(text)
-            if value.tzinfo is None:
-                value = value.replace(tzinfo=UTC)
-            return value.astimezone(UTC)
-        except (ValueError, OverflowError):
-            raise serializers.ValidationError(
-                f"{self.label_text} must be an ISO 8601 date-time"
-            ) from None
+        value = super().to_internal_value(data)
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
 
 
 class RecoverInput(serializers.Serializer):

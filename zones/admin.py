@@ -6,7 +6,6 @@ as an inline SVG drawing (no map tiles, nothing loaded from the internet). Write
 """
 
 import io
-import zoneinfo
 from collections.abc import Iterator
 
 from django import forms
@@ -19,6 +18,7 @@ from django.utils.html import escape, format_html
 
 from delivery.admin_site import administered_organization_ids
 from delivery.errors import ApplicationError, ValidationFailed
+from delivery.fields import is_iana_timezone, timezone_message
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import Organization
 from zones import services
@@ -73,8 +73,8 @@ class ZoneAdminForm(forms.ModelForm):
 
     def clean_timezone(self):
         value = self.cleaned_data["timezone"]
-        if value not in zoneinfo.available_timezones():
-            raise forms.ValidationError(f"timezone {value} is not an IANA time zone name")
+        if not is_iana_timezone(value):
+            raise forms.ValidationError(timezone_message(value))
         return value
 
     def clean_metadata(self):

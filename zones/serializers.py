@@ -1,14 +1,16 @@
 """Zone shapes: the management API's zone (GeoJSON `geodata`), the partner export and
 resolve-zone (interface "Zone (export)", "Resolved zone"; decisions §6, §11)."""
 
-import re
-import zoneinfo
-from datetime import date
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from delivery.fields import StrictBooleanField, StrictCharField
+from delivery.fields import (
+    DateTextField,
+    StrictBooleanField,
+    StrictCharField,
+    is_iana_timezone,
+    timezone_message,
+)
 from zones.errors import PolygonInvalid
 from zones.geometry import exterior_lat_lng, polygon_normalize
 from zones.models import ZonePurpose
@@ -72,8 +74,8 @@ class ZoneInput(serializers.Serializer):
         return value
 
     def validate_timezone(self, value: str) -> str:
-        if value not in zoneinfo.available_timezones():
-            raise serializers.ValidationError(f"timezone {value} is not an IANA time zone name")
+        if not is_iana_timezone(value):
+            raise serializers.ValidationError(timezone_message(value))
         return value
 
     def validate_metadata(self, value):
@@ -205,28 +207,11 @@ class ResolvedZoneOutput(serializers.Serializer):
 
 # ----- blackout days -----
 
-_BLACKOUT_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-class BlackoutDateField(StrictCharField):
-    default_error_messages = {
-        "invalid": "must be a string",
-        "format": "must be a date (format: YYYY-MM-DD)",
-    }
-
-    def to_internal_value(self, data):
-        text = super().to_internal_value(data)
-        try:
-            if not _BLACKOUT_DATE.match(text):
-                raise ValueError(text)
-            return date.fromisoformat(text)
-        except ValueError:
-            self.fail("format")
-
 
 class ZoneBlackoutInput(serializers.Serializer):
-    date = BlackoutDateField(
-        error_messages={"required": "date is required", "null": "date is required"}
+    # the one date parse of the service (delivery.fields): YYYY-MM-DD exactly, within the calendar
+    date = DateTextField(
+        "date", error_messages={"required": "date is required", "null": "date is required"}
     )
     reason = StrictCharField(
         max_length=200,

@@ -7,7 +7,6 @@ emits `erp.polygon.updated` (webhooks outbox) and invalidates the organization's
 import csv
 import math
 import re
-import zoneinfo
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -17,6 +16,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from delivery.errors import ValidationFailed
+from delivery.fields import is_iana_timezone, timezone_message
 from tenants.models import Organization
 from webhooks import erp_events
 from zones import geocoding, spatial_index
@@ -37,8 +37,8 @@ _UNSET = object()
 
 def timezone_validate(name: str) -> str:
     """An IANA time zone name (`Europe/Berlin`); raises ValidationFailed otherwise."""
-    if not isinstance(name, str) or not name or name not in zoneinfo.available_timezones():
-        raise ValidationFailed([f"timezone {name} is not an IANA time zone name"])
+    if not is_iana_timezone(name):
+        raise ValidationFailed([timezone_message(name)])
     return name
 
 

@@ -4,22 +4,21 @@ Every validation message names its field, as the partner family's do (`externalR
 """
 
 import math
-import re
-from datetime import date, datetime
+from datetime import datetime
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from delivery.fields import StrictCharField, normalize_phone
+from delivery.fields import DateTextField, StrictCharField, normalize_phone
+from delivery.serializers import CrossFieldSerializer
+from integrations.external_refs import external_ref_problem
 from integrations.models import Order, PackageSize
 from slots.models import SlotBooking
 from slots.occurrences import zone_tz
 from slots.serializers import StrictIntegerField
 from slots.services import HOLD_TTL_DEFAULT_SECONDS, HOLD_TTL_MAX_SECONDS
 
-EXTERNAL_REF_PATTERN = re.compile(r"^[A-Za-z0-9\-_.:/#]+$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = serializers.DateTimeField()
 
 
@@ -56,10 +55,9 @@ class ExternalRefField(_Text):
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
-        if not EXTERNAL_REF_PATTERN.match(value):
-            raise serializers.ValidationError(
-                "externalRef may contain only letters, digits and -_.:/#"
-            )
+        problem = external_ref_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
         return value
 
 
@@ -102,22 +100,20 @@ class CoordinateField(serializers.Field):
         return value
 
 
-class SlotDateField(StrictCharField):
+class SlotDateField(DateTextField):
     """`YYYY-MM-DD` as a date."""
 
     def __init__(self):
-        super().__init__(error_messages=_messages("deliverySlotDate"))
+        super().__init__("deliverySlotDate")
 
-    def to_internal_value(self, data):
-        text = super().to_internal_value(data)
-        try:
-            if not _DATE.match(text):
-                raise ValueError(text)
-            return date.fromisoformat(text)
-        except ValueError:
-            raise serializers.ValidationError(
-                "deliverySlotDate must be a date (format: YYYY-MM-DD)"
-            ) from None
+
+def _pair_problems(attrs: dict, failed: set[str], prefix: str) -> list[str]:
+    """Optional coordinates come as a pair or not at all."""
+    names = (f"{prefix}Lat", f"{prefix}Lng")
+    if failed & set(names):
+        return []
+    given = [name for name in names if attrs.get(name) is not None]
+    return [f"{names[0]} and {names[1]} must be given together"] if len(given) == 1 else []
 
 
 class PackageSizeField(_Text):
@@ -133,7 +129,7 @@ class PackageSizeField(_Text):
         return value
 
 
-class ErpOrderInput(serializers.Serializer):
+class ErpOrderInput(CrossFieldSerializer):
     """`POST /integrations/erp/orders` (decisions §5: the required fields; pickup optional)."""
 
     externalRef = ExternalRefField()
@@ -150,11 +146,8 @@ class ErpOrderInput(serializers.Serializer):
     deliverySlotDate = SlotDateField()
     holdId = _Text("holdId", 100, required=False)
 
-    def validate(self, attrs):
-        given = [name for name in ("pickupLat", "pickupLng") if attrs.get(name) is not None]
-        if len(given) == 1:
-            raise serializers.ValidationError(["pickupLat and pickupLng must be given together"])
-        return attrs
+    def cross_field_problems(self, attrs, failed):
+        return _pair_problems(attrs, failed, "pickup")
 
     def service_arguments(self) -> dict:
         data = self.validated_data
@@ -175,7 +168,7 @@ class ErpOrderInput(serializers.Serializer):
         }
 
 
-class ErpSlotAssignInput(serializers.Serializer):
+class ErpSlotAssignInput(CrossFieldSerializer):
     """`PUT /integrations/erp/orders/:externalRef/delivery-slot`."""
 
     deliverySlotTemplateId = _Text("deliverySlotTemplateId", 100)
@@ -183,11 +176,8 @@ class ErpSlotAssignInput(serializers.Serializer):
     dropoffLat = CoordinateField("dropoffLat", 90, required=False)
     dropoffLng = CoordinateField("dropoffLng", 180, required=False)
 
-    def validate(self, attrs):
-        given = [name for name in ("dropoffLat", "dropoffLng") if attrs.get(name) is not None]
-        if len(given) == 1:
-            raise serializers.ValidationError(["dropoffLat and dropoffLng must be given together"])
-        return attrs
+    def cross_field_problems(self, attrs, failed):
+        return _pair_problems(attrs, failed, "dropoff")
 
     def service_arguments(self) -> dict:
         data = self.validated_data

@@ -88,9 +88,13 @@ def aim_at_real_objects(case, world) -> None:
 
 
 def credentials(case, world, django_settings) -> dict[str, str]:
-    path = case.operation.path
+    return credentials_for(case.operation.path, world, django_settings.PROVISIONING_SECRET)
+
+
+def credentials_for(path: str, world, provisioning_secret: str) -> dict[str, str]:
+    """The headers that let a request of the operation at `path` past authentication."""
     if path.startswith("/api/provisioning/"):
-        return {"X-Provisioning-Secret": django_settings.PROVISIONING_SECRET}
+        return {"X-Provisioning-Secret": provisioning_secret}
     if path.startswith("/api/manage/") or path == "/api/auth/token":
         return {"Authorization": f"Bearer {world.token}"}
     if path.startswith(("/api/integrations/", "/api/public/", "/api/promises/")):

@@ -349,8 +349,36 @@ def test_every_problem_is_listed_at_once(client, mitte):
             "dropoffAddress required",
             "recipientName required",
             "recipientPhone must be a phone number: + optional, then 7 to 15 digits",
+            # the rules between fields, in the same answer (docs/contract.md "Errors")
+            "pickupLat/pickupLng required unless geocodeOnIngest is true",
+            "dropoffLat/dropoffLng required unless geocodeOnIngest is true",
+            "packageSize or weightKg required",
         ]
     )
+
+
+def test_a_body_with_only_a_pickup_address_lists_fields_and_rules_together(client, mitte):
+    """The interface's example: a missing field and a rule between fields in one array."""
+    response = client.post(
+        "/api/integrations/partner-a/orders", {"pickupAddress": "Somewhere"}, format="json"
+    )
+
+    body = assert_error(response, 400)
+    assert "externalRef required" in body["message"]
+    assert "dropoffLat/dropoffLng required unless geocodeOnIngest is true" in body["message"]
+    # field errors first, then the rules between fields
+    assert body["message"].index("externalRef required") < body["message"].index(
+        "dropoffLat/dropoffLng required unless geocodeOnIngest is true"
+    )
+
+
+def test_a_rule_is_silent_about_a_field_already_refused(client, mitte):
+    response = create_order(client, dropoffLat="north", deliveryWindowEnd="2030-01-01T10:00")
+
+    body = assert_error(response, 400)
+    assert "dropoffLat must be a number" in body["message"]
+    assert "dropoffLat/dropoffLng required unless geocodeOnIngest is true" not in body["message"]
+    assert "deliveryWindowStart required when deliveryWindowEnd is given" in body["message"]
 
 
 def test_rules_between_fields_are_listed_together(client, mitte):

@@ -405,19 +405,19 @@ def test_counts_cost_one_query_whatever_the_number_of_zones(client, organization
         ({"zone": "Mitte", "date": ""}, "date query parameter is required (format: YYYY-MM-DD)"),
         (
             {"zone": "Mitte", "date": "06/01/2030"},
-            "date query parameter is required (format: YYYY-MM-DD)",
+            "date must be a valid date (format: YYYY-MM-DD)",
         ),
         (
             {"zone": "Mitte", "date": "2030-02-30"},
-            "date query parameter is required (format: YYYY-MM-DD)",
+            "date must be a valid date (format: YYYY-MM-DD)",
         ),
         (
             {"zone": "Mitte", "date": "20300106"},
-            "date query parameter is required (format: YYYY-MM-DD)",
+            "date must be a valid date (format: YYYY-MM-DD)",
         ),
         (
             {"zone": "Mitte", "date": "2030-W01-1"},
-            "date query parameter is required (format: YYYY-MM-DD)",
+            "date must be a valid date (format: YYYY-MM-DD)",
         ),
         (
             {"zone": "Mitte", "address": "52.52,13.40", "date": DELIVERY_DAY},

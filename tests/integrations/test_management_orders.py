@@ -182,7 +182,7 @@ def test_list_query_count_is_constant(manager, partner, organization, driver):
             "status must be one of: pending, dispatching, assigned, picked_up, in_transit, "
             "delivered, failed, cancelled",
         ),
-        ({"date": "2030-13-01"}, "date must be a date (format: YYYY-MM-DD)"),
+        ({"date": "2030-13-01"}, "date must be a valid date (format: YYYY-MM-DD)"),
         ({"zoneId": "not-a-uuid"}, "zoneId must be a UUID"),
         ({"page": "0"}, "page must be a positive integer"),
         ({"pageSize": "101"}, "pageSize must be an integer from 1 to 100"),

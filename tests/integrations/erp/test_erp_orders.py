@@ -215,11 +215,11 @@ def test_required_fields_are_named(client):
         ({"packageSize": "huge"}, "packageSize must be one of: small, medium, large"),
         (
             {"deliverySlotDate": "06.01.2030"},
-            "deliverySlotDate must be a date (format: YYYY-MM-DD)",
+            "deliverySlotDate must be a valid date (format: YYYY-MM-DD)",
         ),
         (
             {"deliverySlotDate": "2030-02-30"},
-            "deliverySlotDate must be a date (format: YYYY-MM-DD)",
+            "deliverySlotDate must be a valid date (format: YYYY-MM-DD)",
         ),
     ],
 )

@@ -1,0 +1,64 @@
+"""The base of every input serializer with rules across fields.
+
+DRF runs `validate()` only once every field is valid, so a caller who sends a body with a missing
+field and a cross-field problem learns of the second only after fixing the first. The contract
+wants every problem of a body in one 400 (docs/contract.md "Errors"): this base checks the
+cross-field rules over the fields that are valid, also when others are not, and lists both.
+"""
+
+from collections.abc import Mapping
+
+from rest_framework import serializers
+from rest_framework.fields import SkipField
+from rest_framework.settings import api_settings
+
+
+class CrossFieldSerializer(serializers.Serializer):
+    """Subclasses write `cross_field_problems(attrs, failed)` instead of `validate()`.
+
+    `attrs` holds the values of the fields that are valid (under their sources); `failed` names
+    the fields that are not (as sent), so a rule can stay silent about a field already reported.
+    `clean(attrs)` may reshape the attrs of a fully valid body.
+    """
+
+    def cross_field_problems(self, attrs: dict, failed: set[str]) -> list[str]:
+        return []
+
+    def clean(self, attrs: dict) -> dict:
+        return attrs
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if not isinstance(data, Mapping) or not isinstance(exc.detail, Mapping):
+                raise
+            failed = set(exc.detail)
+            problems = self.cross_field_problems(self._valid_part(data, failed), failed)
+            if not problems:
+                raise
+            detail = dict(exc.detail)
+            detail[api_settings.NON_FIELD_ERRORS_KEY] = [
+                *detail.get(api_settings.NON_FIELD_ERRORS_KEY, []),
+                *problems,
+            ]
+            raise serializers.ValidationError(detail) from None
+
+    def validate(self, attrs):
+        problems = self.cross_field_problems(attrs, set())
+        if problems:
+            raise serializers.ValidationError(problems)
+        return self.clean(attrs)
+
+    def _valid_part(self, data: Mapping, failed: set[str]) -> dict:
+        """The validated values of the fields that passed (each field run again on its own)."""
+        attrs: dict = {}
+        for field in self._writable_fields:
+            if field.field_name in failed:
+                continue
+            try:
+                value = field.run_validation(field.get_value(data))
+            except (serializers.ValidationError, SkipField):
+                continue
+            self.set_value(attrs, field.source_attrs, value)
+        return attrs
