@@ -106,7 +106,7 @@ def test_the_same_date_in_another_zone_is_fine(manager, organization, zone):
         ({"reason": "x"}, "date is required"),
         ({"date": "2030-1-6", "reason": "x"}, "date must be a valid date (format: YYYY-MM-DD)"),
         ({"date": "2030-02-30", "reason": "x"}, "date must be a valid date (format: YYYY-MM-DD)"),
-        ({"date": 20300106, "reason": "x"}, "date: must be a string"),
+        ({"date": 20300106, "reason": "x"}, "date must be a valid date (format: YYYY-MM-DD)"),
         ({"date": HOLIDAY}, "reason is required"),
         ({"date": HOLIDAY, "reason": ""}, "reason must not be empty"),
         ({"date": HOLIDAY, "reason": "   "}, "reason must not be empty"),
