@@ -28,7 +28,7 @@ faults:
 	scripts/bootstrap.sh dev
 	timeout 600 .venv/bin/pytest tests/faults -m faults -v $(ARGS)
 
-# The whole benchmark (BENCH.md, ~15 min): `make bench`, or `make bench ARGS=--quick` to smoke it.
+# The whole benchmark (docs/performance.md, ~15 min): `make bench`, or `make bench ARGS=--quick` to smoke it.
 bench:
 	scripts/bootstrap.sh dev
 	@command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk"; exit 1; }

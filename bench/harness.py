@@ -153,7 +153,8 @@ def wrk(
     connections: int = 8,
     extra_env: dict | None = None,
 ) -> Measurement:
-    """One wrk run pinned to core 1 (BENCH.md), parsed from the Lua script's JSON summary."""
+    """One wrk run pinned to core 1 (docs/performance.md), parsed from the Lua script's JSON
+    summary."""
     if shutil.which("wrk") is None:
         raise RuntimeError("wrk is not installed: apt-get install -y wrk")
     command = [

@@ -1,4 +1,5 @@
-"""Symmetric encryption at rest for secrets we must be able to read back (decisions §2)."""
+"""Symmetric encryption at rest for secrets we must be able to read back (contract "Authentication
+and scope")."""
 
 from functools import cache
 

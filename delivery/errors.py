@@ -1,4 +1,4 @@
-"""The one error vocabulary of the service (decisions §1).
+"""The one error vocabulary of the service (contract "Errors").
 
 Every error a service or view raises is an ApplicationError; the exception handler renders it as
 `{statusCode, message, error}`. Apps subclass these in their own `errors.py`.
@@ -63,7 +63,7 @@ class RateLimited(ApplicationError):
     default_message = "Too many requests"
 
     def __init__(self, retry_after: int):
-        # decisions §12: Retry-After is a whole number of seconds, at least 1.
+        # contract "Errors": Retry-After is a whole number of seconds, at least 1.
         self.retry_after = max(1, int(retry_after))
         super().__init__(headers={"Retry-After": str(self.retry_after)})
 

@@ -1,4 +1,5 @@
-"""Maps every exception raised inside a DRF view to the contract's error body (decisions §1)."""
+"""Maps every exception raised inside a DRF view to the contract's error body (contract
+"Errors")."""
 
 import logging
 import re

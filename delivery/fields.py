@@ -64,7 +64,8 @@ _PHONE = re.compile(r"^\+?[0-9]{7,15}$")
 
 
 def normalize_phone(value: str) -> str | None:
-    """decisions §5: `+` optional, then 7 to 15 digits; spaces, dashes, parentheses stripped."""
+    """contract "Orders": `+` optional, then 7 to 15 digits; spaces, dashes, parentheses
+    stripped."""
     stripped = _PHONE_SEPARATORS.sub("", value)
     return stripped if _PHONE.match(stripped) else None
 

@@ -1,4 +1,4 @@
-"""Liveness and readiness probes (decisions §0)."""
+"""Liveness and readiness probes (contract "Conventions")."""
 
 import redis
 from django.conf import settings

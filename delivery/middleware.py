@@ -1,4 +1,4 @@
-"""Request ids and the JSON error layer for everything under /api/ (decisions §1)."""
+"""Request ids and the JSON error layer for everything under /api/ (contract "Errors")."""
 
 import contextvars
 import logging

@@ -1,4 +1,4 @@
-"""Fixed-window rate limits on the Redis cache through django-ratelimit (decisions §4).
+"""Fixed-window rate limits on the Redis cache through django-ratelimit (contract "Rate limits").
 
 Every counted request also remembers where its counter stands, so `RateLimitHeadersMiddleware`
 can tell the client before it is refused: the `RateLimit-Policy` and `RateLimit` fields of

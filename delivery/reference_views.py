@@ -1,4 +1,4 @@
-"""Reference endpoints for benchmarks (BENCH.md), served only when BENCH_ENDPOINTS is on.
+"""Reference endpoints for benchmarks (docs/performance.md), served only when BENCH_ENDPOINTS is on.
 
 They give the ceilings that the real endpoints are measured against in the same run.
 """

@@ -1,4 +1,5 @@
-"""URL helpers: every path answers with and without a trailing slash, with no redirect (§0)."""
+"""URL helpers: every path answers with and without a trailing slash, with no redirect (contract
+"Conventions")."""
 
 from django.urls import path
 

@@ -1,4 +1,4 @@
-"""Settings for the delivery service, all from the environment (decisions §10).
+"""Settings for the delivery service, all from the environment (contract "Running it").
 
 Development defaults work on a machine with PostgreSQL and Redis on localhost.
 With DEBUG=false every secret must be given explicitly; the service refuses to start otherwise.
@@ -98,7 +98,7 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/delivery")
 }
-# Persistent connections: a new connection per request was measured 5x slower (BENCH.md).
+# Persistent connections: a new connection per request was measured 5x slower (docs/performance.md).
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})
@@ -146,11 +146,11 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-# decisions §1: a body over 1 MiB answers 413.
+# contract "Errors": a body over 1 MiB answers 413.
 MAX_REQUEST_BODY_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 
-# decisions §0: every path works with and without a trailing slash, with no redirect.
+# contract "Conventions": every path works with and without a trailing slash, with no redirect.
 APPEND_SLASH = False
 
 REST_FRAMEWORK = {
@@ -178,7 +178,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# Email (decisions §3): SMTP in production, console in development.
+# Email (contract "Provisioning"): SMTP in production, console in development.
 globals().update(env.email_url("EMAIL_URL", default="consolemail://"))
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default=f"no-reply@{SERVICE_NAME}.local")
 INVITE_URL_TEMPLATE = env.str(
@@ -186,7 +186,7 @@ INVITE_URL_TEMPLATE = env.str(
     default="http://localhost:8000/api/provisioning/invite/{token}",
 )
 
-# Rate limits (decisions §4). Counters live in the Django cache (Redis).
+# Rate limits (contract "Rate limits"). Counters live in the Django cache (Redis).
 RATELIMIT_ENABLE = env.bool("RATELIMIT_ENABLE", default=True)
 RATELIMIT_USE_CACHE = "default"
 # Redis down must not take the API down: limits fail open (with an error log).
@@ -209,7 +209,7 @@ PROVISIONING_RATE_LIMITS = {
     "api_keys.update": "60/h",
 }
 
-# Webhooks (decisions §3, §7).
+# Webhooks (contract "Provisioning", "Webhooks").
 WEBHOOK_ALLOW_PRIVATE_URLS = env.bool("WEBHOOK_ALLOW_PRIVATE_URLS", default=DEBUG)
 WEBHOOK_RETRY_SCHEDULE = [
     int(s) for s in env.list("WEBHOOK_RETRY_SCHEDULE", default=["0", "60", "300", "1800", "7200"])
@@ -222,7 +222,7 @@ WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", def
 # concurrency (8 threads in docker-compose and scripts/run.sh).
 WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION", default=4)
 
-# Geocoding (decisions §9).
+# Geocoding (contract "Geocoding and resolve-zone").
 GEOCODER = env.str("GEOCODER", default="local")
 NOMINATIM_URL = env.str("NOMINATIM_URL", default="http://localhost:8080")
 
@@ -247,7 +247,7 @@ CELERY_BEAT_SCHEDULE: dict = {
         # A sweep not started within its interval is superseded by the next one.
         "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
     },
-    # decisions §5: held partner orders are released at 00:00 zone time of their delivery day.
+    # contract "Orders": held partner orders are released at 00:00 zone time of their delivery day.
     "integrations-release-held-orders": {
         "task": "integrations.release_held_orders",
         "schedule": 60.0,
@@ -259,7 +259,7 @@ CELERY_BEAT_SCHEDULE: dict = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
-    # decisions §5: Idempotency-Keys are kept 24 hours.
+    # contract "Orders": Idempotency-Keys are kept 24 hours.
     "integrations-expire-idempotency-keys": {
         "task": "integrations.expire_idempotency_keys",
         "schedule": 3600.0,
@@ -272,7 +272,7 @@ CELERY_BEAT_SCHEDULE: dict = {
 # Several processes share counters through PROMETHEUS_MULTIPROC_DIR (set in gunicorn.conf.py).
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 
-# Benchmark reference endpoints (BENCH.md) are served only when this is on.
+# Benchmark reference endpoints (docs/performance.md) are served only when this is on.
 BENCH_ENDPOINTS = env.bool("BENCH_ENDPOINTS", default=False)
 
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -1,4 +1,4 @@
-"""DRF throttle classes backed by django-ratelimit on Redis (decisions §4)."""
+"""DRF throttle classes backed by django-ratelimit on Redis (contract "Rate limits")."""
 
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
@@ -7,7 +7,7 @@ from delivery.ratelimit import client_address, enforce_rate_limit
 
 
 class ProvisioningThrottle(BaseThrottle):
-    """The interface's per-endpoint hourly limits, counted against the caller's secret.
+    """The contract's per-endpoint hourly limits, counted against the caller's secret.
 
     The view names its limit per HTTP method in `rate_limits` (keys of PROVISIONING_RATE_LIMITS).
     """

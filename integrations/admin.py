@@ -1,4 +1,5 @@
-"""Orders in Django admin (decisions §11): scoped per organization, status history inline, and
+"""Orders in Django admin (contract "Management API"): scoped per organization, status history
+inline, and
 status changes only through `order_transition` (admin actions), never by editing the field."""
 
 from django import forms

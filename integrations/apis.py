@@ -1,4 +1,5 @@
-"""Management API of orders (decisions §11, §12): list, detail, status transition, and the
+"""Management API of orders (contract "Management API", "Orders"): list, detail, status transition,
+and the
 lifecycle sandbox."""
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -67,7 +68,7 @@ class ManagedOrderTransitionApi(ManagementApiView):
         tags=TAG,
         request=OrderTransitionInput,
         responses={200: ManagedOrderDetailOutput, **errors(400, 401, 404, 409)},
-        description="Moves the order by the status machine of decisions §5; `driverId` is "
+        description="Moves the order by the status machine (contract: Orders); `driverId` is "
         "required for `assigned`.",
     )
     def post(self, request, org_id, order_id):

@@ -1,4 +1,5 @@
-"""Ready-to-paste `curl` commands for the partner family, printed by `manage.py demo` (§10)."""
+"""Ready-to-paste `curl` commands for the partner family, printed by `manage.py demo` (contract
+"Running it")."""
 
 import json
 import secrets

@@ -1,4 +1,5 @@
-"""The contract's order, window and idempotency errors (interface "Errors", decisions §1, §5)."""
+"""The contract's order, window and idempotency errors (contract "Errors", contract "Errors",
+"Orders")."""
 
 from delivery.errors import BadRequest, Conflict, NotFound, UnprocessableEntity, ValidationFailed
 
@@ -13,7 +14,7 @@ class DuplicateExternalRef(Conflict):
 
 
 class TransitionNotAllowed(Conflict):
-    """decisions §1: `Order <ref> cannot be <verb> in status <status>`."""
+    """contract "Errors": `Order <ref> cannot be <verb> in status <status>`."""
 
     def __init__(self, *, external_ref: str, verb: str, status: str):
         super().__init__(f"Order {external_ref} cannot be {verb} in status {status}")

@@ -2,7 +2,8 @@
 
 One `Order` model serves the partner family (`partner-a/b/c`) and the ERP family; `family` says
 which, `platform` names the key platform that created it. Every status change goes through
-`integrations.services.orders.order_transition` (decisions §5), which writes `OrderStatusEvent`.
+`integrations.services.orders.order_transition` (contract "Orders"), which writes
+`OrderStatusEvent`.
 """
 
 import secrets
@@ -17,7 +18,7 @@ from zones.models import Zone
 
 
 def new_tracking_token() -> str:
-    """192 random bits, URL-safe (decisions §8 asks for at least 128)."""
+    """192 random bits, URL-safe (contract "Tracking" asks for at least 128)."""
     return secrets.token_urlsafe(24)
 
 
@@ -69,7 +70,8 @@ class ServiceType(models.TextChoices):
 
 
 class DeliveryWindowLoad(models.Model):
-    """The booking counter of one partner delivery window of one zone (decisions §5, §6).
+    """The booking counter of one partner delivery window of one zone (contract "Orders", "Slots and
+    windows").
 
     Bookings of a window are serialized on this row: a conditional `UPDATE ... WHERE booked <
     capacity` takes its row lock, so concurrent requests queue on it and capacity can never be
@@ -101,7 +103,7 @@ class DeliveryWindowLoad(models.Model):
 
 
 class Order(models.Model):
-    """A delivery order of either family (interface "Partner order", "ERP order")."""
+    """A delivery order of either family (contract "Orders")."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # No index of its own: `order_unique_external_ref` and the two indexes below lead with it.
@@ -157,7 +159,7 @@ class Order(models.Model):
         related_name="orders",
         editable=False,
     )
-    #: a future-dated order is held until 00:00 zone time of its delivery day (decisions §5)
+    #: a future-dated order is held until 00:00 zone time of its delivery day (contract "Orders")
     held_until = models.DateTimeField(null=True, blank=True, editable=False)
     driver = models.ForeignKey(
         Driver, on_delete=models.SET_NULL, null=True, blank=True, related_name="orders"
@@ -236,7 +238,7 @@ class IdempotencyStatus(models.TextChoices):
 
 
 class IdempotencyKey(models.Model):
-    """A claimed `Idempotency-Key` of one API key and its stored response (decisions §5).
+    """A claimed `Idempotency-Key` of one API key and its stored response (contract "Orders").
 
     The row is inserted (unique per API key and key) before the work starts, so of concurrent
     requests with one key exactly one does the work; the others see it in progress or replay the

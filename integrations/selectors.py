@@ -36,7 +36,7 @@ def order_get_by_external_ref(
     *, organization_id, external_ref: str, family: str | None = None
 ) -> Order:
     """The organization's order `external_ref` (of `family` when given); 404 `Order not found`
-    otherwise, another organization's order included (decisions §2)."""
+    otherwise, another organization's order included (contract "Authentication and scope")."""
     if not could_be_stored(external_ref):
         # Text no ref can hold (a NUL from the path, say) is unknown without asking the database.
         raise OrderNotFound()
@@ -112,11 +112,11 @@ class ZoneWindows:
 
 
 def zones_windows(*, zones: list[Zone], day: date) -> list[ZoneWindows]:
-    """The standard windows of `day` for each zone, with their counts (interface "Delivery
-    window"): one query for all the zones' counts, whatever their number.
+    """The standard windows of `day` for each zone, with their counts (contract "Orders"): one query
+    for all the zones' counts, whatever their number.
 
     `scheduledCount` is the window counter, which cancelled and failed orders leave at once
-    (decisions §5); `capacityLimit` is the zone's `window_capacity`.
+    (contract "Orders"); `capacityLimit` is the zone's `window_capacity`.
     """
     # A blackout date of a zone has no windows, like a Friday (one query for all the zones).
     blacked_out = set(

@@ -1,8 +1,8 @@
 """Input and output shapes of the partner family and the orders management API.
 
-Every validation message names its field (decisions §1): `externalRef required`,
+Every validation message names its field (contract "Errors"): `externalRef required`,
 `recipientPhone must be a phone number ...`, `dropoffLat/dropoffLng required unless
-geocodeOnIngest is true` (interface "Errors").
+geocodeOnIngest is true` (contract "Errors").
 """
 
 import re
@@ -41,7 +41,7 @@ MAX_COD_AMOUNT = Decimal("9999999999.99")
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 50
 
-#: decisions §5: the partner-facing status
+#: contract "Orders": the partner-facing status
 MAPPING_STATUS = {OrderStatus.PENDING: "created", OrderStatus.DISPATCHING: "released"}
 
 
@@ -180,7 +180,7 @@ class ExternalRefText(StrictCharField):
 
 
 class PartnerOrderInput(CrossFieldSerializer):
-    """`POST /integrations/partner-a/orders` (interface table, decisions §5)."""
+    """`POST /integrations/partner-a/orders` (contract "Orders")."""
 
     externalRef = ExternalRefText(
         source="external_ref",
@@ -292,7 +292,7 @@ class OrderDriverOutput(serializers.Serializer):
 
 
 class PartnerOrderCreatedOutput(serializers.Serializer):
-    """The 201 of Create Order (interface)."""
+    """The 201 of Create Order (contract)."""
 
     id = serializers.UUIDField()
     status = serializers.CharField()
@@ -320,7 +320,7 @@ class PartnerOrderCreatedOutput(serializers.Serializer):
 
 
 class PartnerOrderOutput(serializers.Serializer):
-    """The partner order (interface "Partner order"), as read, cancelled."""
+    """The partner order (contract "Orders"), as read, cancelled."""
 
     externalRef = serializers.CharField(source="external_ref")
     serviceOrderId = serializers.UUIDField(source="id")
@@ -336,7 +336,7 @@ class PartnerOrderOutput(serializers.Serializer):
 
 
 class PartnerOrderReleasedOutput(serializers.Serializer):
-    """decisions §5: the release response."""
+    """contract "Orders": the release response."""
 
     externalRef = serializers.CharField(source="external_ref")
     serviceOrderId = serializers.UUIDField(source="id")
@@ -362,7 +362,7 @@ class CancelInput(serializers.Serializer):
 
 
 class DeliveryWindowsQuery(CrossFieldSerializer):
-    """`GET .../delivery-windows?zone|address&date` (interface, "Errors")."""
+    """`GET .../delivery-windows?zone|address&date` (contract, "Errors")."""
 
     DATE_MESSAGE = "date query parameter is required (format: YYYY-MM-DD)"
 
@@ -483,7 +483,7 @@ class OrderStatusEventOutput(serializers.Serializer):
 
 
 class ManagedOrderOutput(serializers.Serializer):
-    """An order as the management API shows it (decisions §11)."""
+    """An order as the management API shows it (contract "Management API")."""
 
     id = serializers.UUIDField()
     externalRef = serializers.CharField(source="external_ref")

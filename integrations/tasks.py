@@ -7,13 +7,13 @@ from integrations.services import idempotency, partner, sandbox
 
 @shared_task(name="integrations.release_held_orders", acks_late=True, ignore_result=True)
 def release_held_orders() -> int:
-    """decisions §5: held orders are released at 00:00 zone time of their delivery day."""
+    """contract "Orders": held orders are released at 00:00 zone time of their delivery day."""
     return partner.held_orders_release()
 
 
 @shared_task(name="integrations.expire_idempotency_keys", acks_late=True, ignore_result=True)
 def expire_idempotency_keys() -> int:
-    """decisions §5: Idempotency-Keys are kept 24 hours."""
+    """contract "Orders": Idempotency-Keys are kept 24 hours."""
     return idempotency.idempotency_keys_expire()
 
 

@@ -1,4 +1,5 @@
-"""The partner family's standard delivery windows (interface "Delivery window", decisions §5, §6).
+"""The partner family's standard delivery windows (contract "Orders", contract "Orders", "Slots and
+windows").
 
 Pure time arithmetic, no I/O: windows are 08:00-12:00, 12:00-16:00 and 16:00-20:00 wall-clock
 time in the zone's timezone (so their UTC offsets follow DST), none on Friday and Saturday.
@@ -13,7 +14,7 @@ STANDARD_WINDOWS: tuple[tuple[time, time], ...] = (
     (time(12), time(16)),
     (time(16), time(20)),
 )
-#: interface: no deliveries on days 5 and 6 (Friday, Saturday); Python counts Monday as 0
+#: contract: no deliveries on days 5 and 6 (Friday, Saturday); Python counts Monday as 0
 NO_DELIVERY_WEEKDAYS = frozenset({4, 5})
 
 

@@ -1,4 +1,4 @@
-"""Provisioning API (interface "Provisioning"): views only parse, call a service, render."""
+"""Provisioning API (contract "Provisioning"): views only parse, call a service, render."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response

@@ -1,4 +1,4 @@
-"""Invites: how a new admin gets from an e-mail address to a password (interface "Invite")."""
+"""Invites: how a new admin gets from an e-mail address to a password (contract "Provisioning")."""
 
 import uuid
 from datetime import timedelta

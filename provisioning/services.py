@@ -213,7 +213,8 @@ def password_reset(*, user: User, password: str | None = None) -> str | None:
 
 @transaction.atomic
 def invite_accept(*, token: str, password: str) -> Invite:
-    """Sets the password and activates the membership the invite is for (§3)."""
+    """Sets the password and activates the membership the invite is for (contract
+    "Provisioning")."""
     invite = invite_get_by_token(token=token, for_update=True)
     status = invite.status
     if status == InviteStatus.ACCEPTED:

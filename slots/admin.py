@@ -1,6 +1,6 @@
 """Django admin for slot policies and templates; organization admins see only their own
-(decisions §11). Writes go through `slots.services`, so admin edits emit `erp.slots.updated`
-like the management API does."""
+(contract "Management API"). Writes go through `slots.services`, so admin edits emit
+`erp.slots.updated` like the management API does."""
 
 from django import forms
 from django.contrib import admin, messages

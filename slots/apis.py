@@ -1,5 +1,5 @@
 """Slot endpoints: public availability (any key) and the management API's slot policy and
-templates (decisions §6, §11, §12)."""
+templates (contract "Slots and windows", "Management API")."""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema

@@ -1,4 +1,4 @@
-"""What `manage.py demo` needs from slots (decisions §10): seeded templates, and example
+"""What `manage.py demo` needs from slots (contract "Running it"): seeded templates, and example
 availability and ERP booking requests to print."""
 
 import json

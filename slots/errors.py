@@ -1,4 +1,5 @@
-"""The contract's slot errors (interface "Errors"; decisions §1, §5, §6, §11)."""
+"""The contract's slot errors (contract "Errors"; contract "Errors", "Orders", "Slots and windows",
+"Management API")."""
 
 from delivery.errors import BadRequest, Conflict, NotFound, ValidationFailed
 

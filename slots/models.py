@@ -1,5 +1,5 @@
 """Delivery slots: the organization's slot policy, slot templates, and bookings of a template on
-a date (interface "Slot template", "Slot availability entry"; decisions §5, §6, §12).
+a date (contract "Slots and windows"; contract "Orders", "Slots and windows").
 
 A template is a weekly recurring slot of one zone (purpose `slot` or `both`). A booking ties an
 order to one template and one date; `SlotDay` is the per-(template, date) counter row that
@@ -23,7 +23,7 @@ DEFAULT_CUTOFF_MINUTES = 120
 
 
 def default_vehicle_capacity() -> list[dict]:
-    """decisions §12: one van taking ten orders."""
+    """contract "Slots and windows": one van taking ten orders."""
     return [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 10}]
 
 
@@ -33,10 +33,11 @@ def vehicle_capacity_total(vehicle_capacity: list[dict]) -> int:
 
 
 class SlotPolicy(models.Model):
-    """The organization's defaults for its slot templates (decisions §11, §12).
+    """The organization's defaults for its slot templates (contract "Management API", "Slots and
+    windows").
 
-    Every organization has one: it is created with the defaults of decisions §12 the first time
-    it is needed (`slots.services.slot_policy_get_or_create`).
+    Every organization has one: it is created with the defaults of contract "Slots and windows" the
+    first time it is needed (`slots.services.slot_policy_get_or_create`).
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

@@ -1,4 +1,4 @@
-"""A slot template on a date: its delivery window, cutoff and label (decisions §6).
+"""A slot template on a date: its delivery window, cutoff and label (contract "Slots and windows").
 
 Pure time arithmetic, no I/O. Times are wall-clock times in the zone's IANA time zone, so the
 UTC offsets of a window follow DST: `08:00` is `08:00+01:00` in winter and `08:00+02:00` in
@@ -13,13 +13,13 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 MINUTES_PER_DAY = 24 * 60
-#: 0 = Sunday ... 6 = Saturday (interface "Slot template")
+#: 0 = Sunday ... 6 = Saturday (contract "Slots and windows")
 DAY_ABBREVIATIONS = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
 _HH_MM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 
 
 def day_of_week(day: date) -> int:
-    """The interface's weekday number of `day`: 0 = Sunday ... 6 = Saturday."""
+    """The contract's weekday number of `day`: 0 = Sunday ... 6 = Saturday."""
     return day.isoweekday() % 7
 
 
@@ -87,7 +87,7 @@ class Occurrence:
 
     @property
     def label(self) -> str:
-        """decisions §6: `<Ddd> <HH:MM>-<HH:MM>`, e.g. `Sun 08:00-12:00`."""
+        """contract "Slots and windows": `<Ddd> <HH:MM>-<HH:MM>`, e.g. `Sun 08:00-12:00`."""
         return f"{DAY_ABBREVIATIONS[self.day_of_week]} {self.start_time}-{self.end_time}"
 
     def cutoff_passed(self, now: datetime) -> bool:

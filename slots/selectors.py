@@ -1,4 +1,5 @@
-"""Reads on slots: templates, availability and the `erp.slots.updated` payload (decisions §6).
+"""Reads on slots: templates, availability and the `erp.slots.updated` payload (contract "Slots and
+windows").
 
 Every function takes the organization (or a zone already scoped to it). Availability costs a
 fixed number of queries whatever the number of days, templates and orders: the zone, then one
@@ -49,7 +50,8 @@ def slot_template_list(*, organization_id, zone_id=None) -> QuerySet[SlotTemplat
 
 def slot_template_get(*, organization_id, template_id, with_policy: bool = False) -> SlotTemplate:
     """The organization's live template `template_id` with its zone; 404 `Slot not found`
-    when unknown, deleted, of another organization or malformed (decisions §1, §2).
+    when unknown, deleted, of another organization or malformed (contract "Errors", "Authentication
+    and scope").
     `with_policy` reads the organization's slot policy in the same query, as
     `template.organization.slot_policy` (raising SlotPolicy.DoesNotExist when it has none)."""
     parsed = parse_uuid(template_id)
@@ -162,7 +164,7 @@ def unbookable_reason(
 
 @dataclass(frozen=True, slots=True)
 class SlotAvailability:
-    """One entry of the interface's "Slot availability entry"."""
+    """One entry of the contract's "Slot availability entry"."""
 
     template: TemplateFacts
     occurrence: Occurrence
@@ -229,7 +231,8 @@ def _slot_calendar(
     `first` to `last`, and the zone's blackout dates from `first` to `last`. One query.
 
     Raw SQL on purpose: this is the hottest read of the service, and the ORM's query building
-    cost as much as the query itself (BENCH.md target: half the rate of a primary-key read).
+    cost as much as the query itself (docs/performance.md target: half the rate of a primary-key
+    read).
     """
     parsed = parse_uuid(zone_id)
     if parsed is None:
@@ -281,7 +284,8 @@ def availability_zone_id(
     lat: float | None = None,
     lng: float | None = None,
 ):
-    """The id of the zone availability is asked for (decisions §6): `zone_id` when given (it
+    """The id of the zone availability is asked for (contract "Slots and windows"): `zone_id` when
+    given (it
     wins over lat/lng; `availability_get` checks it), else the smallest enabled slot zone
     containing (lat, lng), found in the in-memory zone index (404 `No active zones found for
     the given coordinates` when there is none)."""
@@ -303,7 +307,8 @@ def availability_get(
     another organization's, or one of purpose `dispatch`).
 
     Capacity rules 1-4; `bookable` when something is available, the cutoff is in the future
-    and the zone is enabled (decisions §6). One query, whatever the range and the bookings.
+    and the zone is enabled (contract "Slots and windows"). One query, whatever the range and the
+    bookings.
     """
     now = now or timezone.now()
     zone, templates, blackouts = _slot_calendar(
@@ -376,7 +381,7 @@ def template_cutoff_day_before_text(template) -> str | None:
 
 
 def template_event_item(template: SlotTemplate) -> dict:
-    """A template as the `slots[]` items of `erp.slots.updated` (interface "ERP events"),
+    """A template as the `slots[]` items of `erp.slots.updated` (contract "Webhooks"),
     with its `dayOfWeek` as well."""
     start_time, end_time = template_times(template)
     # A day-before template says so (its cutoffMinutes is null); the items of the others stay

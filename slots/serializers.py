@@ -1,5 +1,6 @@
 """Slot shapes: the policy and templates of the management API, the availability query and the
-availability entry (interface "Slot template", "Slot availability entry"; decisions §6, §11)."""
+availability entry (contract "Slots and windows"; contract "Slots and windows", "Management
+API")."""
 
 import math
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from slots.selectors import (
 from slots.services import slot_duration_derive
 from tenants.selectors import parse_uuid
 
-#: decisions §6: a bulk range over this many days is refused
+#: contract "Slots and windows": a bulk range over this many days is refused
 MAX_RANGE_DAYS = 31
 MAX_CUTOFF_MINUTES = 7 * 24 * 60
 MAX_VEHICLE_NUMBER = 100_000
@@ -317,7 +318,8 @@ class ZoneQuery:
 
 
 def _zone_query(params, messages: list[str]) -> ZoneQuery | None:
-    """decisions §6: `zoneId` wins when given (a UUID); else both `lat` and `lng`."""
+    """contract "Slots and windows": `zoneId` wins when given (a UUID); else both `lat` and
+    `lng`."""
     zone_id = params.get("zoneId")
     if zone_id:
         if parse_uuid(zone_id) is None:
@@ -352,7 +354,8 @@ class DayAvailabilityQuery:
 
 
 class BulkAvailabilityQueryInput(serializers.Serializer):
-    """The query of `GET /public/delivery-slots/availability/bulk` (decisions §6), checked in
+    """The query of `GET /public/delivery-slots/availability/bulk` (contract "Slots and windows"),
+    checked in
     this order: zone identification and both dates (every problem listed), then startDate
     before endDate, then a range of at most 31 days."""
 
@@ -392,7 +395,7 @@ class DayAvailabilityQueryInput(serializers.Serializer):
 
 
 class SlotAvailabilityOutput(serializers.Serializer):
-    """The interface's "Slot availability entry"."""
+    """The contract's "Slot availability entry"."""
 
     templateId = serializers.UUIDField()
     label = serializers.CharField(help_text="<Ddd> <HH:MM>-<HH:MM>, e.g. Sun 08:00-12:00")

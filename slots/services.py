@@ -1,10 +1,11 @@
 """Writes on slots: the policy, templates and seeding, and booking under row locks.
 
-Templates (decisions §6, §11, §12): `endTime` or `durationMinutes` may be given, the other is
-derived; missing values come from the organization's slot policy. Every template change and
-every seed emits `erp.slots.updated` for the zone, in the same transaction.
+Templates (contract "Slots and windows", "Management API"): `endTime` or `durationMinutes` may be
+given, the other is derived; missing values come from the organization's slot policy. Every template
+change and every seed emits `erp.slots.updated` for the zone, in the same transaction.
 
-Bookings (decisions §5, §6): bookings of one template and date are serialized on that slot's
+Bookings (contract "Orders", "Slots and windows"): bookings of one template and date are serialized
+on that slot's
 `SlotDay` row (`SELECT ... FOR UPDATE`), so capacity is never exceeded. Locks are always taken
 in one order: the order row (by the caller), then its booking, then `SlotDay` rows sorted by
 (template id, date). Two requests moving orders between the same two slots in opposite
@@ -51,7 +52,7 @@ from zones.models import SLOT_PURPOSES, Zone
 
 _UNSET = object()
 
-#: decisions §11: `slot-templates/seed` defaults
+#: contract "Management API": `slot-templates/seed` defaults
 SEED_DAYS_OF_WEEK = (0, 1, 2, 3, 4)
 SEED_FIRST_START = time(8, 0)
 SEED_LAST_END_MINUTES = 20 * 60
@@ -61,7 +62,8 @@ SEED_LAST_END_MINUTES = 20 * 60
 
 
 def slot_policy_get_or_create(*, organization_id) -> SlotPolicy:
-    """The organization's slot policy, created with the defaults of decisions §12 when it has
+    """The organization's slot policy, created with the defaults of contract "Slots and windows"
+    when it has
     none yet (concurrent first calls create one row: the one-to-one key decides)."""
     policy = SlotPolicy.objects.filter(organization_id=organization_id).first()
     if policy is not None:
@@ -107,7 +109,8 @@ def slot_policy_update(
 def slot_duration_derive(
     *, start: time, end_time: time | None, duration_minutes: int | None, default: int
 ) -> int:
-    """The slot's duration from `endTime` or `durationMinutes` (decisions §6); an `endTime` of
+    """The slot's duration from `endTime` or `durationMinutes` (contract "Slots and windows"); an
+    `endTime` of
     00:00 is midnight at the end of the day. A slot ends on its own day."""
     start_minutes = minutes_of(start)
     from_end = None
@@ -145,7 +148,8 @@ def _save_template(template: SlotTemplate, *, creating: bool) -> None:
 
 
 def slot_zone_changed(*, zone: Zone) -> None:
-    """Emits `erp.slots.updated` for the zone (hour-bucketed and coalesced, decisions §7) with
+    """Emits `erp.slots.updated` for the zone (hour-bucketed and coalesced, contract "Webhooks")
+    with
     its templates and the availability of the next 14 days, in the caller's transaction."""
     slots, availability = selectors.slots_updated_payload(zone=zone)
     erp_events.slots_updated_emit(zone=zone, slots=slots, availability=availability)
@@ -291,11 +295,11 @@ def slot_templates_seed(
     first_start: time | None = None,
     last_end: time | None = None,
 ) -> list[SlotTemplate]:
-    """Creates templates from the slot policy (decisions §11): for each zone (default: every
-    zone of purpose `slot` or `both`), each weekday (default 0-4, Sunday to Thursday), slots of
-    the policy's duration back to back from `first_start` (08:00) until `last_end` (20:00; 00:00
-    is midnight). Slots that already exist (zone, weekday, start) are left alone, so seeding
-    twice creates nothing new. Returns the templates created."""
+    """Creates templates from the slot policy (contract "Management API"): for each zone
+    (default: every zone of purpose `slot` or `both`), each weekday (default 0-4, Sunday to
+    Thursday), slots of the policy's duration back to back from `first_start` (08:00) until
+    `last_end` (20:00; 00:00 is midnight). Slots that already exist (zone, weekday, start) are
+    left alone, so seeding twice creates nothing new. Returns the templates created."""
     policy = slot_policy_get_or_create(organization_id=organization.id)
     if zones is None:
         zones = list(
@@ -366,7 +370,7 @@ def slot_booking_check(
     dropoff_lng: float,
     now: datetime | None = None,
 ) -> Occurrence:
-    """The checks of decisions §5 that come after "template exists", in their order: weekday,
+    """The checks of contract "Orders" that come after "template exists", in their order: weekday,
     cutoff, dropoff inside the template's zone. Capacity is checked under the lock by
     `slot_book` / `slot_booking_move`. Returns the slot's occurrence on `day`."""
     if day_of_week(day) != template.day_of_week:
@@ -375,11 +379,12 @@ def slot_booking_check(
     if slot.cutoff_passed(now or timezone.now()):
         raise SlotCutoffPassed()
     zone = template.zone
-    # covers(): a point on the boundary is inside, as for every zone lookup (decisions §6).
+    # covers(): a point on the boundary is inside, as for every zone lookup (contract "Slots and
+    # windows").
     if not polygon_from_geodata(zone.geodata).covers(Point(dropoff_lng, dropoff_lat)):
         raise DropoffOutsideZone()
     if not zone.enabled:
-        # decisions §6: a slot of a disabled zone is not bookable.
+        # contract "Slots and windows": a slot of a disabled zone is not bookable.
         raise BadRequest("Delivery zone is disabled")
     # Last, after the contract's own checks: a blackout only refuses what would otherwise pass.
     zone_selectors.zone_blackout_check(zone=zone, day=day)
@@ -387,7 +392,8 @@ def slot_booking_check(
 
 
 def _slot_day_locked(*, template_id, day: date) -> SlotDay:
-    """The (template, date) counter row, locked until the transaction ends (decisions §6).
+    """The (template, date) counter row, locked until the transaction ends (contract "Slots and
+    windows").
 
     Concurrent bookings of this slot queue on the lock, and each reads `booked` as the one
     before it committed it, so check-then-increment is safe here.
@@ -521,7 +527,7 @@ def _slot_key(template_id, day: date) -> tuple[str, str]:
 
 def slot_booking_move(*, order, template: SlotTemplate, day: date) -> SlotBooking:
     """Moves the order's booking to `template` on `day` (or books it when it has none), freeing
-    the old slot and taking the new one in the caller's transaction (decisions §5). The caller
+    the old slot and taking the new one in the caller's transaction (contract "Orders"). The caller
     holds the order row's lock. 400 `Delivery slot is full` when the new slot is full.
     Emits `erp.slots.updated` for the zones whose availability changed."""
     with transaction.atomic(savepoint=False):

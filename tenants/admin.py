@@ -1,4 +1,5 @@
-"""Django admin for tenants. Organization admins see only their organizations (decisions §11)."""
+"""Django admin for tenants. Organization admins see only their organizations (contract "Management
+API")."""
 
 from django import forms
 from django.contrib import admin, messages

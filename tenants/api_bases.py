@@ -42,7 +42,8 @@ class IntegrationApiView(ApiKeyApiView):
 
 
 class ManagementApiView(APIView):
-    """Organization admins with a bearer token; paths carry `org_id` (decisions §11, §12)."""
+    """Organization admins with a bearer token; paths carry `org_id` (contract "Management API",
+    "Authentication and scope")."""
 
     authentication_classes = [BearerTokenAuthentication]
 

@@ -1,4 +1,4 @@
-"""Management API: login tokens and the organization's API keys (decisions §11)."""
+"""Management API: login tokens and the organization's API keys (contract "Management API")."""
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers

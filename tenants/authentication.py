@@ -1,4 +1,5 @@
-"""Who is calling: the provisioning secret, an API key, or a management bearer token (§2, §11).
+"""Who is calling: the provisioning secret, an API key, or a management bearer token (contract
+"Authentication and scope", "Management API").
 
 Each class answers the contract's 401 itself, so every view that names it behaves the same.
 """
@@ -67,7 +68,7 @@ class BearerTokenAuthentication(BaseAuthentication):
         return "Bearer"
 
 
-# The integration a path serves → the key platform it takes (decisions §2).
+# The integration a path serves → the key platform it takes (contract "Authentication and scope").
 INTEGRATION_PLATFORMS = {
     "partner-a": "partner_a",
     "partner-b": "partner_b",

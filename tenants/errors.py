@@ -14,7 +14,7 @@ class ApiKeyNotFound(NotFound):
 
 
 class SlugTaken(BadRequest):
-    """The interface shows status 400 for a taken slug, though its heading says 409."""
+    """A taken slug is a 400, as the contract's example shows (contract "Provisioning")."""
 
     def __init__(self, slug: str):
         super().__init__(f"Slug {slug} is already taken")

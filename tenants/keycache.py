@@ -1,4 +1,5 @@
-"""The API-key lookup cache in Redis, so authentication costs no database query (BENCH.md).
+"""The API-key lookup cache in Redis, so authentication costs no database query
+(docs/performance.md).
 
 Every entry is tagged with the cache generation current when its row was read, and an entry
 counts only while that generation is still current. Any change that can refuse a key (rotate,

@@ -116,7 +116,7 @@ class Platform(models.TextChoices):
 
 
 class ApiKey(models.Model):
-    """An organization's key for one platform (decisions §2, §3).
+    """An organization's key for one platform (contract "Authentication and scope", "Provisioning").
 
     The value is stored as a SHA-256 digest (for lookup) plus a short visible prefix (for the
     masked list) and an encrypted copy (ERP webhooks are signed with the value itself).
@@ -147,7 +147,8 @@ class ApiKey(models.Model):
 
     class Meta:
         constraints = [
-            # One active key per platform; a revoked key frees its platform (decisions §3).
+            # One active key per platform; a revoked key frees its platform (contract
+            # "Provisioning").
             models.UniqueConstraint(
                 fields=("organization", "platform"),
                 condition=Q(is_active=True),
@@ -165,7 +166,8 @@ class ApiKey(models.Model):
 
 
 class AuthToken(models.Model):
-    """A management-API bearer token (decisions §11): stored hashed, 12 hours of life."""
+    """A management-API bearer token (contract "Management API"): stored hashed, 12 hours of
+    life."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="auth_tokens")

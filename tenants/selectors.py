@@ -29,7 +29,7 @@ def parse_uuid(value) -> uuid.UUID | None:
 
 
 def organization_get(*, organization_id) -> Organization:
-    """404 for a malformed or unknown id alike (decisions §1)."""
+    """404 for a malformed or unknown id alike (contract "Errors")."""
     parsed = parse_uuid(organization_id)
     organization = Organization.objects.filter(pk=parsed).first() if parsed else None
     if organization is None:
@@ -136,7 +136,8 @@ def admin_organizations(*, user: User):
 
 
 def admin_organization_get(*, user: User, organization_id) -> Organization:
-    """The organization in a management path, if `user` administers it; else 404 (§12)."""
+    """The organization in a management path, if `user` administers it; else 404 (contract
+    "Authentication and scope")."""
     parsed = parse_uuid(organization_id)
     organization = admin_organizations(user=user).filter(pk=parsed).first() if parsed else None
     if organization is None:

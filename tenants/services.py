@@ -142,7 +142,8 @@ def api_key_create(
     test: bool = False,
     webhook_events: list[str] | None = None,
 ) -> IssuedApiKey:
-    """Creates the organization's key for `platform`; 409 when an active one exists (§2, §3).
+    """Creates the organization's key for `platform`; 409 when an active one exists (contract
+    "Authentication and scope", "Provisioning").
 
     A `test` key is a sandbox key (docs/webhooks.md "Sandbox"); the flag never changes later.
     `webhook_events` lists the events its URL receives (None: all of them).
@@ -218,7 +219,8 @@ def api_key_update(
     webhook_url: str | None = None,
     webhook_events=UNCHANGED,
 ) -> ApiKey:
-    """Updates name, platform, webhook URL and event filter of an active key (decisions §3).
+    """Updates name, platform, webhook URL and event filter of an active key (contract
+    "Provisioning").
 
     `webhook_events`: a list of event names, None for every event, UNCHANGED to keep it.
     """
@@ -252,7 +254,8 @@ def api_key_update(
 
 
 def api_key_touch(*, api_key_id) -> None:
-    """Writes lastUsedAt at most once a minute per key (decisions §2): no write per request."""
+    """Writes lastUsedAt at most once a minute per key (contract "Authentication and scope"): no
+    write per request."""
     if keycache.claim_last_used_slot(api_key_id):
         ApiKey.objects.filter(pk=api_key_id).update(last_used_at=timezone.now())
 
@@ -264,7 +267,7 @@ class IssuedAuthToken:
 
 
 def auth_token_create(*, email: str, password: str) -> IssuedAuthToken:
-    """Logs an organization admin in to the management API (decisions §11)."""
+    """Logs an organization admin in to the management API (contract "Management API")."""
     user = authenticate(username=(email or "").strip().lower(), password=password or "")
     if user is None or not user.is_active:
         raise InvalidCredentials()

@@ -72,7 +72,7 @@ def key_client(issued: IssuedApiKey) -> APIClient:
 
 
 def assert_error(response, status: int, message=None):
-    """The contract's error body (decisions §1), and the message when given."""
+    """The contract's error body (contract "Errors"), and the message when given."""
     assert response.status_code == status, response.content
     body = response.json()
     assert set(body) == {"statusCode", "message", "error"}, body

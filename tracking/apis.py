@@ -1,4 +1,5 @@
-"""The public tracking API (decisions §8): no key, limited per client address (§4)."""
+"""The public tracking API (contract "Tracking"): no key, limited per client address (contract "Rate
+limits")."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response

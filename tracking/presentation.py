@@ -93,13 +93,13 @@ EN_DASH = "\u2013"
 
 
 def driver_first_name(full_name: str) -> str:
-    """Only the first word of a driver's name is ever public (decisions §8)."""
+    """Only the first word of a driver's name is ever public (contract "Tracking")."""
     words = full_name.split()
     return words[0] if words else ""
 
 
 def zone_time_zone(order: Order) -> zoneinfo.ZoneInfo:
-    """The order's zone's time zone (decisions §12), UTC without a zone or with a bad name."""
+    """The order's zone's time zone (contract "Tracking"), UTC without a zone or with a bad name."""
     name = order.zone.timezone if order.zone is not None else "UTC"
     try:
         return zoneinfo.ZoneInfo(name)

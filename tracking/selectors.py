@@ -1,4 +1,5 @@
-"""Reads of public tracking (decisions §8). The token is the credential: no organization here."""
+"""Reads of public tracking (contract "Tracking"). The token is the credential: no organization
+here."""
 
 import re
 
@@ -16,7 +17,7 @@ def tracking_order_get(*, tracking_token: str) -> Order:
     """The order of a tracking token with all a tracking answer shows, in two queries.
 
     One query for the order with its organization, zone and driver, one for its status history
-    (`order.status_events.all()`, oldest first, its creation `pending` first; decisions §12),
+    (`order.status_events.all()`, oldest first, its creation `pending` first; contract "Tracking"),
     however long that history is. 404 `Order not found` for an unknown or malformed token.
     """
     order = (

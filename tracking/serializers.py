@@ -1,4 +1,4 @@
-"""The tracking API's answer (decisions §8): exactly these fields, nothing private."""
+"""The tracking API's answer (contract "Tracking"): exactly these fields, nothing private."""
 
 from rest_framework import serializers
 

@@ -1,4 +1,4 @@
-"""The public tracking page (decisions §8, §12): server-rendered HTML for recipients on a phone.
+"""The public tracking page (contract "Tracking"): server-rendered HTML for recipients on a phone.
 
 It loads nothing from anywhere: its style and its one script are inline, and a Content Security
 Policy with a per-response nonce makes browsers hold it to that. Without JavaScript it is a
@@ -58,8 +58,8 @@ def _page_response(request, template: str, context: dict, *, status: int = 200):
 @require_safe
 def tracking_page(request, token: str):
     try:
-        # decisions §4: the page answers "is this a token?" as the API does, so it shares the
-        # API's per-address limit (the same counter as ClientAddressThrottle's "tracking").
+        # contract "Rate limits": the page answers "is this a token?" as the API does, so it shares
+        # the API's per-address limit (the same counter as ClientAddressThrottle's "tracking").
         enforce_rate_limit(
             request,
             group=f"address:{RATE_LIMIT_GROUP}",

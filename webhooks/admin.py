@@ -1,4 +1,5 @@
-"""Delivery records in Django admin: read-only, attempts inline, a redeliver action (§7, §11)."""
+"""Delivery records in Django admin: read-only, attempts inline, a redeliver action (contract
+"Webhooks", "Management API")."""
 
 from django.contrib import admin
 

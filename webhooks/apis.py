@@ -1,4 +1,4 @@
-"""Management API of webhook deliveries (decisions §7, §11, §12)."""
+"""Management API of webhook deliveries (contract "Webhooks", "Management API")."""
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response

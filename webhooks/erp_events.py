@@ -1,4 +1,4 @@
-"""Payload builders of the ERP family's events (interface "ERP family events", decisions §7).
+"""Payload builders of the ERP family's events (contract "Webhooks", contract "Webhooks").
 
 Called by the zones and slots services inside their transactions. `erp.polygon.updated` and
 `erp.slots.updated` carry hour-bucketed ids (UTC) and coalesce while unsent; both carry the
@@ -67,7 +67,7 @@ def slots_updated_emit(
     *, zone, slots: list[dict], availability: list[dict], updated_at: datetime | None = None
 ) -> None:
     """`erp.slots.updated`: the zone's templates (`slots`) and `availability` as built by the
-    slots service (items as in the interface's table), and `updatedAt`, the moment of the
+    slots service (items as in the contract's table), and `updatedAt`, the moment of the
     change (default now): a newer change in the same hour goes out under the same id with a
     later `updatedAt`, so receivers apply these snapshots when newer (docs/contract.md
     "Webhooks")."""

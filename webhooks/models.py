@@ -1,4 +1,4 @@
-"""The webhook outbox (decisions §7): Event → Delivery → DeliveryAttempt (Saleor's shape).
+"""The webhook outbox (contract "Webhooks"): Event → Delivery → DeliveryAttempt (Saleor's shape).
 
 An Event is written in the transaction of the change that causes it; its Delivery (one per
 destination, none when no URL is configured) is the unit of work of the Celery workers; every
@@ -46,7 +46,7 @@ class Event(models.Model):
                 condition=Q(coalescible=False),
                 name="webhook_event_id_unique",
             ),
-            # ... an hour-bucketed id has at most one unsent event at a time (decisions §7).
+            # ... an hour-bucketed id has at most one unsent event at a time (contract "Webhooks").
             models.UniqueConstraint(
                 fields=("organization", "event_id"),
                 condition=Q(is_open=True),

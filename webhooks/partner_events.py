@@ -1,4 +1,4 @@
-"""Partner family events (interface "Partner family events", decisions §7).
+"""Partner family events (contract "Webhooks", contract "Webhooks").
 
 Envelope `{id, event, payload: {id, status, externalRef, ...}, at}`; the event goes to the
 webhook URL of the key of the platform that created the order.

@@ -1,4 +1,4 @@
-"""One delivery attempt: claim it, sign, POST, record (decisions §7).
+"""One delivery attempt: claim it, sign, POST, record (contract "Webhooks").
 
 The claim is a conditional UPDATE (healthchecks' way): a worker owns the attempt only if it
 moved `claim_token` while the delivery was pending, due and unclaimed, so two workers never
@@ -180,7 +180,7 @@ def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
 @transaction.atomic
 def _close(event: Event) -> Event:
     """From now on the event is being sent: a newer change opens a new event instead of
-    replacing this payload (decisions §7). The row lock waits for a transaction that is
+    replacing this payload (contract "Webhooks"). The row lock waits for a transaction that is
     replacing the payload right now, so the newer payload is the one sent."""
     locked = Event.objects.select_for_update().get(pk=event.pk)
     if locked.is_open:

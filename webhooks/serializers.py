@@ -1,4 +1,5 @@
-"""Input and output shapes of the webhook-delivery management API (decisions §7, §11)."""
+"""Input and output shapes of the webhook-delivery management API (contract "Webhooks", "Management
+API")."""
 
 from datetime import UTC
 

@@ -1,4 +1,4 @@
-"""Writes of the webhook outbox: emitting events, redelivering, sweeping (decisions §7).
+"""Writes of the webhook outbox: emitting events, redelivering, sweeping (contract "Webhooks").
 
 `event_emit` is called by other apps' services inside their own transaction: the event and its
 delivery are committed with the change that caused them, or not at all; the Celery task is
@@ -152,7 +152,8 @@ def event_emit(
     event_id: str | None = None,
     coalesce: bool = False,
 ) -> Event:
-    """Records an event in the caller's transaction and queues its delivery on commit (§7).
+    """Records an event in the caller's transaction and queues its delivery on commit (contract
+    "Webhooks").
 
     Partner events go to the `webhook_url` of the organization's active key of `platform`
     (the platform that created the order); ERP events to the organization's active `erp` key.
@@ -161,7 +162,7 @@ def event_emit(
     first one, unchanged). With `coalesce=True`, while an event with this id is unsent,
     `payload` replaces its payload instead of adding a second event.
 
-    Two or three statements, no savepoint: it runs inside hot transactions (BENCH.md).
+    Two or three statements, no savepoint: it runs inside hot transactions (docs/performance.md).
     """
     if family not in Family.values:
         raise ValueError(f"unknown webhook family {family!r}")
@@ -241,7 +242,7 @@ def attempt_due_at(*, schedule_start: datetime, attempt_in_round: int) -> dateti
 
 @transaction.atomic
 def delivery_redeliver(*, delivery: Delivery) -> Delivery:
-    """Starts a new round of attempts at once, on the full schedule (decisions §7, §12).
+    """Starts a new round of attempts at once, on the full schedule (contract "Webhooks").
 
     The URL is taken again from the key, so a corrected `webhookUrl` is used. An attempt in
     flight keeps its record but no longer decides the delivery's state.

@@ -1,4 +1,4 @@
-"""Bodies and signatures of outgoing webhooks, exactly as decisions §7 writes them.
+"""Bodies and signatures of outgoing webhooks, exactly as contract "Webhooks" writes them.
 
 The body is serialized once; the signature is computed over exactly those bytes, and those
 bytes are what goes on the wire. Beside the contract's signature of each family, every request

@@ -2,8 +2,8 @@
 
 `event_emit` runs inside other apps' transactions (an order create, a slot booking under its
 row lock) and a delivery attempt runs for every webhook: there, the ORM's SELECT-then-INSERT,
-savepoints and UPDATE-then-SELECT cost two or three times the round trips (BENCH.md). Each
-statement here does one step in one round trip; tests/webhooks exercise every one of them.
+savepoints and UPDATE-then-SELECT cost two or three times the round trips (docs/performance.md).
+Each statement here does one step in one round trip; tests/webhooks exercise every one of them.
 """
 
 import json
@@ -84,7 +84,7 @@ RETURNING id, family, name, created_at
 def open_event_replace(
     *, organization_id, event_id: str, payload: str, now: datetime
 ) -> Event | None:
-    """The unsent event with this id takes `payload`; None when there is none (decisions §7).
+    """The unsent event with this id takes `payload`; None when there is none (contract "Webhooks").
 
     The row lock this takes is what a sender's claim waits for (sending._close), so the sender
     sends this payload, or closed the event first and this finds nothing.

@@ -1,4 +1,5 @@
-"""Celery interface of the webhook outbox: tasks take ids and are safe to run twice (§7)."""
+"""Celery interface of the webhook outbox: tasks take ids and are safe to run twice (contract
+"Webhooks")."""
 
 from celery import shared_task
 

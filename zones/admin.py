@@ -1,4 +1,5 @@
-"""Django admin for zones and the gazetteer; organization admins see only their own (§11).
+"""Django admin for zones and the gazetteer; organization admins see only their own (contract
+"Management API").
 
 Zones are edited as GeoJSON in a textarea, validated exactly as in the management API, and shown
 as an inline SVG drawing (no map tiles, nothing loaded from the internet). Writes go through

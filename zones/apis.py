@@ -36,7 +36,7 @@ class ResolveZoneApi(ApiKeyApiView):
         request=ResolveZoneInput,
         responses={200: ResolvedZoneOutput, **errors(400, 401, 404, 503)},
         description="Geocodes the address and returns its zone with a confidence "
-        "(decisions §9). Any active key of the organization.",
+        "(contract: Geocoding and resolve-zone). Any active key of the organization.",
     )
     def post(self, request):
         serializer = ResolveZoneInput(data=request.data)
@@ -76,7 +76,7 @@ def _csv_field(text: str) -> str:
 
 
 def zones_export_csv_lines(zones) -> Iterator[str]:
-    """The export's CSV (interface): a header row, one row per zone, CRLF line ends.
+    """The export's CSV (contract): a header row, one row per zone, CRLF line ends.
 
     `polygon` (a JSON array of [lat, lng] pairs) and `metadata` (a JSON object) are always
     quoted with doubled inner quotes; `name` and `slug` are quoted when they need it.
@@ -112,7 +112,7 @@ class ZonesExportApi(IntegrationApiView):
             **errors(400, 401, 403),
         },
         description="Every zone of purpose dispatch or both; disabled ones with isActive "
-        "false (decisions §12).",
+        "false (contract: Slots and windows).",
     )
     def get(self, request):
         export_format = request.query_params.get("format", "json")

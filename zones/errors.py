@@ -1,4 +1,5 @@
-"""The contract's zone and geocoding errors (interface "Errors", decisions §1, §9)."""
+"""The contract's zone and geocoding errors (contract "Errors", contract "Errors", "Geocoding and
+resolve-zone")."""
 
 from delivery.errors import BadRequest, Conflict, NotFound, ServiceUnavailable, ValidationFailed
 

@@ -1,4 +1,5 @@
-"""Address → coordinates (decisions §9), through the geocoder named by `settings.GEOCODER`.
+"""Address → coordinates (contract "Geocoding and resolve-zone"), through the geocoder named by
+`settings.GEOCODER`.
 
 - `local` (default, no network): `"<lat>,<lng>"` literals are precise; otherwise the
   organization's gazetteer (`Place`): an exact match of the normalized address is precise, a

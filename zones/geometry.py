@@ -1,4 +1,5 @@
-"""Zone polygons: validation of client GeoJSON (decisions §6) and distances in metres (§9).
+"""Zone polygons: validation of client GeoJSON (contract "Slots and windows") and distances in
+metres (contract "Geocoding and resolve-zone").
 
 Polygons are kept as GeoJSON (`[lng, lat]` positions) and handled by shapely in that same
 longitude/latitude plane: containment is exact there. Distances are never taken in degrees:
@@ -41,7 +42,9 @@ def polygon_normalize(geodata, *, field: str = FIELD) -> dict:
         raise PolygonInvalid([f"{field}.coordinates must hold exactly one ring (no holes)"])
     ring = _positions(rings[0], field=field)
     if ring[0] != ring[-1]:
-        ring.append(ring[0])  # decisions §6: an open ring sent by a client is closed
+        ring.append(
+            ring[0]
+        )  # contract "Slots and windows": an open ring sent by a client is closed
     if len(ring) < 4:
         raise PolygonInvalid([f"{field} ring must have at least 4 positions (first = last)"])
     if len(set(ring)) < 3:

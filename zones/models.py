@@ -1,4 +1,5 @@
-"""Zones (one model for dispatch and slot families, decisions §6) and the geocoding gazetteer."""
+"""Zones (one model for dispatch and slot families, contract "Slots and windows") and the geocoding
+gazetteer."""
 
 import uuid
 
@@ -52,7 +53,8 @@ class Zone(models.Model):
 
 
 class Place(models.Model):
-    """A known address or place of an organization's gazetteer (the `local` geocoder, §9).
+    """A known address or place of an organization's gazetteer (the `local` geocoder, contract
+    "Geocoding and resolve-zone").
 
     `address_key`, `postal_code_key` and `locality_key` are the normalized forms the geocoder
     looks up (see `zones.geocoding.normalize_*`); `address`, `postal_code` and `locality` keep

@@ -1,4 +1,5 @@
-"""Reads on zones: by id, by name, by point, and address → zone resolution (decisions §6, §9).
+"""Reads on zones: by id, by name, by point, and address → zone resolution (contract "Slots and
+windows", "Geocoding and resolve-zone").
 
 Every function takes the organization: no zone is ever looked up across tenants, and another
 organization's zone answers exactly like an unknown one (404).
@@ -27,9 +28,10 @@ from zones.errors import (
 )
 from zones.models import DISPATCH_PURPOSES, Zone, ZoneBlackout
 
-#: decisions §9: within this distance of a zone's boundary (either side) the answer is `medium`
+#: contract "Geocoding and resolve-zone": within this distance of a zone's boundary (either side)
+#: the answer is `medium`
 BOUNDARY_BAND_M = 50.0
-#: decisions §9: the nearest active zone within this distance answers `low`
+#: contract "Geocoding and resolve-zone": the nearest active zone within this distance answers `low`
 NEAREST_ZONE_MAX_M = 5_000.0
 
 
@@ -39,7 +41,7 @@ def zone_list(*, organization_id) -> QuerySet[Zone]:
 
 
 def zone_export_list(*, organization_id) -> QuerySet[Zone]:
-    """decisions §12: every zone of purpose `dispatch` or `both`, disabled ones included."""
+    """contract "Orders": every zone of purpose `dispatch` or `both`, disabled ones included."""
     return zone_list(organization_id=organization_id).filter(purpose__in=DISPATCH_PURPOSES)
 
 
@@ -142,7 +144,8 @@ class ResolvedZone:
 def zone_resolve_point(
     *, organization_id, lat: float, lng: float, precise: bool = True
 ) -> ResolvedZone | None:
-    """The zone of a geocoded point with the confidence of decisions §9, or None.
+    """The zone of a geocoded point with the confidence of contract "Geocoding and resolve-zone", or
+    None.
 
     - precise, inside an enabled zone and more than 50 m from its boundary: `high` (the
       smallest such zone);

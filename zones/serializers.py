@@ -1,5 +1,6 @@
 """Zone shapes: the management API's zone (GeoJSON `geodata`), the partner export and
-resolve-zone (interface "Zone (export)", "Resolved zone"; decisions §6, §11)."""
+resolve-zone (contract "Orders", "Geocoding and resolve-zone"; contract "Slots and windows",
+"Management API")."""
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers

@@ -1,4 +1,5 @@
-"""Writes on zones and the gazetteer (decisions §6, §9, §11).
+"""Writes on zones and the gazetteer (contract "Slots and windows", "Geocoding and resolve-zone",
+"Management API").
 
 Every zone create, update and delete, in one transaction: validates the polygon, writes the row,
 emits `erp.polygon.updated` (webhooks outbox) and invalidates the organization's spatial index.
@@ -96,7 +97,7 @@ def _default_timezone(organization: Organization) -> str:
 
 
 def _changed(zone: Zone, *, deleted: bool = False) -> None:
-    # decisions §11: zone changes emit erp.polygon.updated, in the same transaction.
+    # contract "Management API": zone changes emit erp.polygon.updated, in the same transaction.
     erp_events.polygon_updated_emit(zone=zone, deleted=deleted)
     spatial_index.invalidate(organization_id=zone.organization_id)
 
@@ -115,7 +116,8 @@ def zone_create(
     window_capacity: int = 20,
 ) -> Zone:
     """A new zone; the slug is generated from the name when absent (`-2`, `-3`, ... if taken),
-    the time zone defaults to the organization's slot policy's (decisions §12), else UTC."""
+    the time zone defaults to the organization's slot policy's (contract "Slots and windows"), else
+    UTC."""
     if timezone_name is None:
         timezone_name = _default_timezone(organization)
     zone = Zone(
@@ -175,7 +177,7 @@ def zone_update(
 
 
 def zone_purpose_change_check(*, zone: Zone, purpose: str) -> None:
-    """Slot templates belong to zones of purpose `slot` or `both` (interface): a saved zone that
+    """Slot templates belong to zones of purpose `slot` or `both` (contract): a saved zone that
     still has live ones cannot become `dispatch`, or its slots would stay bookable while
     availability no longer shows them. 409 `Zone <name> has slot templates; ...`. The management
     API and the admin form both ask here."""

@@ -1,4 +1,5 @@
-"""Partner orders under load: create (with Idempotency-Key) and read, against gunicorn (BENCH.md).
+"""Partner orders under load: create (with Idempotency-Key) and read, against gunicorn
+(docs/performance.md).
 
     .venv/bin/python bench/partner/run.py [--seconds 8] [--rounds 3] [--connections 16]
 

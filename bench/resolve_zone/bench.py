@@ -3,7 +3,8 @@
     export DATABASE_URL=postgres://postgres@127.0.0.1:5432/delivery_bench
     .venv/bin/python manage.py migrate
     .venv/bin/python bench/resolve_zone/bench.py          # in process
-    .venv/bin/python bench/resolve_zone/bench.py --wrk    # also gunicorn + wrk (BENCH.md)
+    .venv/bin/python bench/resolve_zone/bench.py --wrk    # also gunicorn + wrk
+    (docs/performance.md)
 
 Creates (once) three organizations `bench-zones-<n>` whose zones are 16-sided polygons of about
 300 m radius on a 500 m grid in Berlin, and a `standard` key for each. Then, for four kinds of
@@ -19,8 +20,8 @@ point (inside a zone: high; 20 m outside one: medium; in a gap between zones: lo
   core (`taskset -c 1 wrk -t1 -c8 -d8s --latency`) with the high, medium and low points in
   rotation; the sizes are interleaved and repeated, and the median of each is reported.
 
-Figures move 25-40 % between runs on this machine (BENCH.md): compare the ratios to the 1-zone
-organization within one run, not absolute times across runs.
+Figures move 25-40 % between runs on this machine (docs/performance.md): compare the ratios to the
+1-zone organization within one run, not absolute times across runs.
 """
 
 import argparse
@@ -272,7 +273,9 @@ def wrk_table(organizations, repeats: int, seconds: int, workers: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=20, help="passes over 50 points (default 20)")
-    parser.add_argument("--wrk", action="store_true", help="also gunicorn + wrk (BENCH.md)")
+    parser.add_argument(
+        "--wrk", action="store_true", help="also gunicorn + wrk (docs/performance.md)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="wrk runs per size (default 3)")
     parser.add_argument("--seconds", type=int, default=8, help="seconds per wrk run (default 8)")
     parser.add_argument("--workers", type=int, default=3, help="gunicorn workers (default 3)")

@@ -1,4 +1,5 @@
-"""The reference task of the webhook benchmark (BENCH.md: "a no-op Celery task per second").
+"""The reference task of the webhook benchmark (docs/performance.md: "a no-op Celery task per
+second").
 
 It does nothing but count itself in Redis, so the benchmark can tell when all have run.
 Loaded into the worker with `-I bench.webhooks.noop`; never part of the service.

@@ -6,11 +6,11 @@ measures, in the same run:
 
 - noop: a no-op Celery task per second (the reference: the worker's own ceiling);
 - burst: N events committed in one transaction, then delivered: the worker's delivery rate,
-  the figure compared with noop (BENCH.md target >= 0.5);
+  the figure compared with noop (docs/performance.md target >= 0.5);
 - stream: N events, one transaction each, as fast as one producer commits them (its rate is
   bounded by the producer, its delays show the worker keeping up);
 - paced: events at a steady rate below capacity: the delay commit → first attempt
-  (BENCH.md target p99 < 1 s).
+  (docs/performance.md target p99 < 1 s).
 
 Each scenario runs `--rounds` times, interleaved; the table gives medians. Afterwards every event
 must have reached the receiver (deduplicated by id) and every delivery must be `delivered`.

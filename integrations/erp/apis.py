@@ -1,4 +1,5 @@
-"""The ERP family's endpoints: `/integrations/erp/*` for `erp` keys (decisions §2, §5)."""
+"""The ERP family's endpoints: `/integrations/erp/*` for `erp` keys (contract "Authentication and
+scope", "Orders")."""
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response

@@ -1,4 +1,4 @@
-"""The ERP family's own errors (decisions §5)."""
+"""The ERP family's own errors (contract "Orders")."""
 
 from delivery.errors import ValidationFailed
 

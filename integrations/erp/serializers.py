@@ -1,4 +1,4 @@
-"""Input and output shapes of the ERP family (interface "ERP order"; decisions §5).
+"""Input and output shapes of the ERP family (contract "Orders"; contract "Orders").
 
 Every validation message names its field, as the partner family's do (`externalRef required`).
 """
@@ -76,7 +76,7 @@ class PhoneField(_Text):
 
 @extend_schema_field(OpenApiTypes.NUMBER)
 class CoordinateField(serializers.Field):
-    """A JSON number within [-bound, bound] (decisions §5)."""
+    """A JSON number within [-bound, bound] (contract "Orders")."""
 
     def __init__(self, field: str, bound: int, *, required: bool = True):
         self.field_label = field
@@ -130,7 +130,7 @@ class PackageSizeField(_Text):
 
 
 class ErpOrderInput(CrossFieldSerializer):
-    """`POST /integrations/erp/orders` (decisions §5: the required fields; pickup optional)."""
+    """`POST /integrations/erp/orders` (contract "Orders": the required fields; pickup optional)."""
 
     externalRef = ExternalRefField()
     pickupAddress = _Text("pickupAddress", 500, required=False)
@@ -233,7 +233,7 @@ class ErpCancelInput(serializers.Serializer):
 
 
 def _zone_time(order: Order, moment: datetime | None) -> str | None:
-    """ISO 8601 with the offset of the order's zone (decisions §6)."""
+    """ISO 8601 with the offset of the order's zone (contract "Slots and windows")."""
     if moment is None:
         return None
     return moment.astimezone(zone_tz(order.zone.timezone if order.zone else "UTC")).isoformat()
@@ -267,7 +267,7 @@ class ErpOrderSlotOutput(serializers.Serializer):
 
 
 class ErpOrderOutput(ErpOrderSlotOutput):
-    """The interface's "ERP order"."""
+    """The contract's "ERP order"."""
 
     status = serializers.CharField()
     externalRef = serializers.CharField()

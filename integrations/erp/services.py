@@ -1,5 +1,5 @@
 """The ERP family's writes: create an order on a slot, move it to another slot, cancel it
-(interface "ERP family"; decisions §5, §6).
+(contract "Orders"; contract "Orders", "Slots and windows").
 
 The order row and its slot booking are written in one transaction: an order that cannot get
 its slot is not created, and a move frees the old slot and takes the new one atomically.
@@ -21,7 +21,7 @@ from slots.occurrences import Occurrence, local_moment, zone_tz
 
 
 def _held_until(*, slot: Occurrence, template: SlotTemplate) -> datetime | None:
-    """decisions §5: an order delivered on a later day (zone time) than today is held from
+    """contract "Orders": an order delivered on a later day (zone time) than today is held from
     dispatch until 00:00 zone time of that day."""
     tz = zone_tz(template.zone.timezone)
     if slot.date <= timezone.now().astimezone(tz).date():
@@ -51,7 +51,7 @@ def erp_order_create(
 ) -> Order:
     """`POST /integrations/erp/orders`: creates a `pending` order booked on the slot.
 
-    Checks in the order of decisions §5: the template exists in the organization (404 `Slot
+    Checks in the order of contract "Orders": the template exists in the organization (404 `Slot
     not found`), the date's weekday is the template's, the cutoff has not passed, the dropoff
     lies in the template's zone, then (under the slot's lock) capacity is left. A duplicate
     `externalRef` is a 409. Without a pickup address, the slot policy's default pickup address
@@ -125,7 +125,7 @@ def erp_order_slot_assign(
     dropoff_lng: float | None = None,
 ) -> Order:
     """`PUT .../delivery-slot`: moves the order to another slot (or gives it one), with the
-    checks of creation (decisions §5), freeing the old slot and taking the new one in one
+    checks of creation (contract "Orders"), freeing the old slot and taking the new one in one
     transaction. An order in a terminal status: 409. New dropoff coordinates, when given, are
     checked against the new slot's zone and stored."""
     with transaction.atomic():
@@ -168,7 +168,7 @@ def erp_order_slot_assign(
 
 
 def erp_order_cancel(*, order: Order, actor: str = "", reason: str = "") -> Order:
-    """`POST .../cancel` (decisions §5): allowed from `pending`, `dispatching`, `assigned`
+    """`POST .../cancel` (contract "Orders"): allowed from `pending`, `dispatching`, `assigned`
     (else 409); the status machine frees the slot, which emits `erp.slots.updated`."""
     return order_services.order_transition(
         order=order, to_status=OrderStatus.CANCELLED, actor=actor, reason=reason

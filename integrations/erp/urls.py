@@ -7,7 +7,7 @@ BASE = "integrations/erp"
 
 
 def _external_ref_route(pattern: str, view) -> list:
-    """`externalRef` may hold `/` (decisions §5), so it is a `path` segment; the slashed twin
+    """`externalRef` may hold `/` (contract "Orders"), so it is a `path` segment; the slashed twin
     comes first, else the bare pattern would read a trailing slash as part of the ref."""
     return [path(f"{pattern}/", view), path(pattern, view)]
 

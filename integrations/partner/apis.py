@@ -49,7 +49,7 @@ class PartnerOrdersApi(IntegrationApiView):
                 str,
                 OpenApiParameter.HEADER,
                 description="Optional; a repeat within 24 h replays the first response with "
-                "`Idempotent-Replayed: true` (decisions §5)",
+                "`Idempotent-Replayed: true` (contract: Orders)",
             )
         ],
         request=PartnerOrderInput,
@@ -58,7 +58,7 @@ class PartnerOrdersApi(IntegrationApiView):
             **errors(400, 401, 403, 404, 409, 413, 415, 422, 429, 503),
         },
         description="Creates an order; books the delivery window containing "
-        "deliveryWindowStart; sends order.created (decisions §5).",
+        "deliveryWindowStart; sends order.created (contract: Orders).",
     )
     def post(self, request):
         principal = request.auth
@@ -106,7 +106,7 @@ class PartnerOrderReleaseApi(IntegrationApiView):
         request=None,
         responses={200: PartnerOrderReleasedOutput, **errors(401, 403, 404, 409, 429)},
         description="pending → dispatching with releasedAt; already dispatching answers 200 "
-        "again; any other status 409 (decisions §5).",
+        "again; any other status 409 (contract: Orders).",
     )
     def post(self, request, external_ref):
         order = selectors.partner_order_get(
@@ -122,7 +122,7 @@ class PartnerOrderCancelApi(IntegrationApiView):
         request=CancelInput,
         responses={200: PartnerOrderOutput, **errors(400, 401, 403, 404, 409, 429)},
         description="Allowed from pending, dispatching, assigned; frees the window place; "
-        "sends order.cancelled (decisions §5).",
+        "sends order.cancelled (contract: Orders).",
     )
     def post(self, request, external_ref):
         serializer = CancelInput(data=request.data if request.data is not None else {})

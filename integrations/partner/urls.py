@@ -3,12 +3,12 @@ from django.urls import path
 from delivery.routing import route
 from integrations.partner import apis
 
-#: decisions §2: the partner family is served for each partner platform
+#: contract "Authentication and scope": the partner family is served for each partner platform
 PARTNER_INTEGRATIONS = ("partner-a", "partner-b", "partner-c")
 
 
 def _external_ref_route(pattern: str, view) -> list:
-    """`externalRef` may hold `/` (decisions §5), so it is a `path` segment; the slashed twin
+    """`externalRef` may hold `/` (contract "Orders"), so it is a `path` segment; the slashed twin
     comes first, else the bare pattern would read a trailing slash as part of the ref."""
     return [path(f"{pattern}/", view), path(pattern, view)]
 

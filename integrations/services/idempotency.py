@@ -1,4 +1,4 @@
-"""Idempotency-Key handling (decisions §5; Stripe and the IETF Idempotency-Key draft).
+"""Idempotency-Key handling (contract "Orders"; Stripe and the IETF Idempotency-Key draft).
 
 A key is scoped to the API key and kept 24 hours. The first request claims it by inserting a
 row (unique per API key and key) before doing any work, so of any number of concurrent
@@ -139,7 +139,7 @@ def idempotency_release(*, claim: Claim) -> None:
 def idempotent_run(
     *, api_key_id, key: str, fingerprint: str, operation: Callable[[], tuple[int, Any]]
 ) -> IdempotentResult:
-    """Runs `operation` (returning status and JSON body) at most once per key (decisions §5).
+    """Runs `operation` (returning status and JSON body) at most once per key (contract "Orders").
 
     The operation and the stored response commit in one transaction; any exception releases
     the claim and propagates.

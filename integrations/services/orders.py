@@ -1,6 +1,6 @@
 """The order model's two writes every family shares: inserting an order, and the status machine.
 
-`order_transition` is THE one way an order changes status (decisions §5): it checks the
+`order_transition` is THE one way an order changes status (contract "Orders"): it checks the
 machine, writes the history row, frees window or slot capacity on entering `cancelled` or
 `failed`, and emits the partner family's `order.*` event, all in one transaction.
 """
@@ -27,7 +27,7 @@ from tenants.errors import DriverNotFound
 from tenants.models import Driver
 from webhooks import partner_events
 
-#: decisions §5: the only transitions allowed; anything else is a 409
+#: contract "Orders": the only transitions allowed; anything else is a 409
 ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
     OrderStatus.PENDING: frozenset(
         {OrderStatus.DISPATCHING, OrderStatus.ASSIGNED, OrderStatus.CANCELLED}
@@ -50,7 +50,7 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
     OrderStatus.CANCELLED: frozenset(),
 }
 
-#: the `<verb>` of `Order <ref> cannot be <verb> in status <status>` (decisions §1), by target
+#: the `<verb>` of `Order <ref> cannot be <verb> in status <status>` (contract "Errors"), by target
 TRANSITION_VERBS: dict[str, str] = {
     OrderStatus.PENDING: "returned to pending",
     OrderStatus.DISPATCHING: "released",
@@ -62,7 +62,7 @@ TRANSITION_VERBS: dict[str, str] = {
     OrderStatus.CANCELLED: "cancelled",
 }
 
-#: decisions §5: partner-family events emitted on entering these statuses
+#: contract "Orders": partner-family events emitted on entering these statuses
 PARTNER_EVENTS: dict[str, str] = {
     OrderStatus.ASSIGNED: "order.assigned",
     OrderStatus.PICKED_UP: "order.picked_up",
@@ -126,14 +126,14 @@ def order_transition(
     driver: Driver | None = None,
     reason: str = "",
 ) -> Order:
-    """Moves `order` to `to_status` by the machine of decisions §5, and returns it updated.
+    """Moves `order` to `to_status` by the machine of contract "Orders", and returns it updated.
 
     - 409 `Order <ref> cannot be <verb> in status <status>` for a transition not in the table;
     - entering `assigned` needs an active `driver` of the order's organization, which
       becomes the order's driver; going back to `dispatching` or `pending` unassigns it;
     - entering `dispatching` ends a hold and sets `released_at` the first time;
     - entering `cancelled` or `failed` frees the order's window place and slot booking;
-    - a partner-family order emits `order.<status>` (decisions §5) in the same transaction.
+    - a partner-family order emits `order.<status>` (contract "Orders") in the same transaction.
     The order row is locked while it changes, so concurrent transitions see each other.
     """
     if to_status not in OrderStatus.values:
@@ -159,7 +159,7 @@ def order_transition(
         elif to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
             locked.driver = None
         if to_status == OrderStatus.DISPATCHING:
-            # Released: no longer held for its delivery day (decisions §5).
+            # Released: no longer held for its delivery day (contract "Orders").
             locked.held_until = None
             if locked.released_at is None:
                 locked.released_at = now
@@ -182,7 +182,7 @@ def order_transition(
 
 
 def _capacity_free(order: Order) -> None:
-    """decisions §5: a cancelled or failed order frees its window or slot capacity at once."""
+    """contract "Orders": a cancelled or failed order frees its window or slot capacity at once."""
     if order.window_load_id is not None:
         window_services.window_free(window_load_id=order.window_load_id)
     slot_services.slot_booking_release(order=order)

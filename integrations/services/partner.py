@@ -1,4 +1,4 @@
-"""The partner family's operations (interface `partner-a` endpoints, decisions §5).
+"""The partner family's operations (contract "Orders").
 
 Create (zone resolution, window booking, notes prefix, `order.created`), release, cancel, and
 the automatic release of held orders on their delivery day.
@@ -35,7 +35,7 @@ SYSTEM_ACTOR = "system"
 
 
 def shortest_decimal(value: Decimal | float | int) -> str:
-    """decisions §12: `2.5` for 2.5 and 2.50, `3` for 3; never an exponent."""
+    """contract "Orders": `2.5` for 2.5 and 2.50, `3` for 3; never an exponent."""
     number = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
     return f"{number.normalize():f}"
 
@@ -43,7 +43,7 @@ def shortest_decimal(value: Decimal | float | int) -> str:
 def notes_compose(
     *, temperature_class: str, weight_kg: Decimal | None, zone_name: str, note: str
 ) -> str:
-    """decisions §5: `Temperature: <class>; Weight: <kg> kg; Zone: <name>; <partner note>`,
+    """contract "Orders": `Temperature: <class>; Weight: <kg> kg; Zone: <name>; <partner note>`,
     each segment only when its value is present."""
     segments = []
     if temperature_class:
@@ -70,7 +70,7 @@ def _geocoded(
 
 
 def _partner_zone(*, organization_id, name: str | None, lat: float, lng: float) -> Zone:
-    """decisions §5: `deliveryZone` by name, else the active zone containing the dropoff."""
+    """contract "Orders": `deliveryZone` by name, else the active zone containing the dropoff."""
     if name:
         return selectors.partner_zone_get_by_name(organization_id=organization_id, name=name)
     zone = zone_selectors.zone_containing_point(
@@ -82,7 +82,7 @@ def _partner_zone(*, organization_id, name: str | None, lat: float, lng: float) 
 
 
 def _held_until(*, start: datetime, tz) -> datetime | None:
-    """decisions §5: a window on a later calendar day (zone time) than today is held until
+    """contract "Orders": a window on a later calendar day (zone time) than today is held until
     00:00 zone time of that day."""
     delivery_day = start.astimezone(tz).date()
     if delivery_day <= timezone.now().astimezone(tz).date():
@@ -118,7 +118,7 @@ def partner_order_create(
     actor: str = "",
     api_key_id=None,
 ) -> Order:
-    """`POST /integrations/partner-a/orders` after input validation (decisions §5).
+    """`POST /integrations/partner-a/orders` after input validation (contract "Orders").
 
     Geocodes missing coordinates (the serializer only lets them be missing with
     `geocodeOnIngest`), resolves the zone, books the window that contains
@@ -222,7 +222,7 @@ def partner_order_create(
 
 
 def partner_order_release(*, order: Order, actor: str = "") -> Order:
-    """decisions §5: `pending` → `dispatching` with `releasedAt`; already `dispatching`
+    """contract "Orders": `pending` → `dispatching` with `releasedAt`; already `dispatching`
     answers the order as it is (idempotent); any other status is a 409."""
     with transaction.atomic():
         # Locked first, so two concurrent releases both answer 200.
@@ -240,7 +240,7 @@ def partner_order_release(*, order: Order, actor: str = "") -> Order:
 
 
 def partner_order_cancel(*, order: Order, actor: str = "", reason: str = "") -> Order:
-    """decisions §5: allowed from `pending`, `dispatching`, `assigned` (the machine's edges to
+    """contract "Orders": allowed from `pending`, `dispatching`, `assigned` (the machine's edges to
     `cancelled`); frees the window place; emits `order.cancelled`."""
     return order_services.order_transition(
         order=order, to_status=OrderStatus.CANCELLED, actor=actor, reason=reason

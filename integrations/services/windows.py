@@ -1,4 +1,5 @@
-"""Partner delivery window capacity (decisions §5, §6): booking and freeing a place."""
+"""Partner delivery window capacity (contract "Orders", "Slots and windows"): booking and freeing a
+place."""
 
 from datetime import datetime
 

@@ -1,4 +1,5 @@
-"""The error layer under /api/ (decisions §0, §1): one body for every error, request ids."""
+"""The error layer under /api/ (contract "Conventions", "Errors"): one body for every error, request
+ids."""
 
 import json
 import logging
@@ -108,7 +109,8 @@ def test_invalid_utf8_in_path_is_a_json_404(client_with_secret):
 def test_log_lines_carry_the_generated_request_id_when_the_client_sent_none(
     client_with_secret, monkeypatch
 ):
-    """The JSON log line of a failing request names the id the response carries (decisions §1)."""
+    """The JSON log line of a failing request names the id the response carries (contract
+    "Errors")."""
     lines: list[str] = []
 
     class Capture(logging.Handler):

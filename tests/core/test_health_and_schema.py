@@ -1,4 +1,4 @@
-"""Liveness, readiness and the OpenAPI document (decisions §0, §12)."""
+"""Liveness, readiness and the OpenAPI document (contract "Conventions", "Errors")."""
 
 import pytest
 from django.test import Client

@@ -1,5 +1,5 @@
 """Hostile requests on every endpoint: oversized, deeply nested and non-UTF-8 bodies, non-UTF-8
-query strings, header floods, and cross-tenant ids (decisions §1, §2).
+query strings, header floods, and cross-tenant ids (contract "Errors", "Authentication and scope").
 
 Endpoints come from the OpenAPI document and from the URL resolver, so a new one is covered
 without editing this file (or, for cross-tenant ids, fails until its ids are known here).

@@ -197,7 +197,7 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
             auth=f"key:{family.replace('-', '_')}",
             body=partner_body,
             also=PARTNER_REFERENCES,
-            transformed={"notes"},  # prefixed with "Zone: <name>; " (decisions §5)
+            transformed={"notes"},  # prefixed with "Zone: <name>; " (contract "Orders")
         )
         for family in ("partner-a", "partner-b", "partner-c")
     },

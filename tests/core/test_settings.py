@@ -1,4 +1,5 @@
-"""Settings from the environment (decisions §2, §10): secrets required outside development."""
+"""Settings from the environment (contract "Authentication and scope", "Running it"): secrets
+required outside development."""
 
 import os
 import subprocess

@@ -2,7 +2,7 @@
 
 Organization A's receiver accepts the connection and never answers; A gets a burst of events,
 more than the worker has threads. Organization B's receiver keeps getting its events promptly,
-and A's attempts end at the delivery timeout and are scheduled for a retry (decisions §7).
+and A's attempts end at the delivery timeout and are scheduled for a retry (contract "Webhooks").
 """
 
 import statistics

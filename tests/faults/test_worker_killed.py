@@ -1,8 +1,8 @@
 """Fault a: a Celery worker SIGKILLed in the middle of webhook deliveries loses none.
 
-Delivery is at least once (decisions §7, docs/webhooks.md "Deduplicate by event id"): attempts
-that were on the wire when the worker died may arrive twice; after deduplication by event id
-every event arrives exactly once, and no delivery is left pending or failed.
+Delivery is at least once (contract "Webhooks", docs/webhooks.md "Deduplicate by event id"):
+attempts that were on the wire when the worker died may arrive twice; after deduplication by event
+id every event arrives exactly once, and no delivery is left pending or failed.
 """
 
 import time

@@ -1,4 +1,4 @@
-"""POST /api/integrations/partner-a/orders: every field rule and message (interface, §5, §12)."""
+"""POST /api/integrations/partner-a/orders: every field rule and message (contract "Orders")."""
 
 import pytest
 
@@ -67,7 +67,7 @@ def test_created_order_has_the_contract_shape(client, mitte):
     assert order.family == "partner"
     assert order.platform == "partner_a"
     assert body["trackingToken"] == order.tracking_token
-    # decisions §8: at least 128 bits of randomness (token_urlsafe(24): 192 bits, 32 chars).
+    # contract "Tracking": at least 128 bits of randomness (token_urlsafe(24): 192 bits, 32 chars).
     assert len(order.tracking_token) == 32
 
 
@@ -358,7 +358,7 @@ def test_every_problem_is_listed_at_once(client, mitte):
 
 
 def test_a_body_with_only_a_pickup_address_lists_fields_and_rules_together(client, mitte):
-    """The interface's example: a missing field and a rule between fields in one array."""
+    """The contract's example: a missing field and a rule between fields in one array."""
     response = client.post(
         "/api/integrations/partner-a/orders", {"pickupAddress": "Somewhere"}, format="json"
     )

@@ -1,4 +1,5 @@
-"""GET /api/integrations/partner-a/delivery-windows and window booking (interface, §5, §6)."""
+"""GET /api/integrations/partner-a/delivery-windows and window booking (contract "Orders", "Slots
+and windows")."""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor

@@ -1,4 +1,4 @@
-"""Idempotency-Key on Create Order (decisions §5): replay, 422, 409, concurrency, expiry."""
+"""Idempotency-Key on Create Order (contract "Orders"): replay, 422, 409, concurrency, expiry."""
 
 import json
 import threading

@@ -1,4 +1,4 @@
-"""Management API of orders (decisions §11, §12): list, detail, transition."""
+"""Management API of orders (contract "Management API", "Orders"): list, detail, transition."""
 
 import pytest
 from django.db import connection

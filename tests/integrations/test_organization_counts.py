@@ -1,4 +1,4 @@
-"""The provisioning organization list counts each organization's orders (interface)."""
+"""The provisioning organization list counts each organization's orders (contract)."""
 
 import pytest
 from django.db import connection

@@ -1,4 +1,5 @@
-"""Read, release and cancel a partner order; held orders released on their day (decisions §5)."""
+"""Read, release and cancel a partner order; held orders released on their day (contract
+"Orders")."""
 
 from datetime import UTC, datetime
 

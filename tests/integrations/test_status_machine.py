@@ -1,4 +1,4 @@
-"""order_transition: the one function every status change goes through (decisions §5)."""
+"""order_transition: the one function every status change goes through (contract "Orders")."""
 
 import pytest
 

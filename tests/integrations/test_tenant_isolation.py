@@ -1,4 +1,5 @@
-"""Tenants never see each other's orders; keys only work on their own family (decisions §2)."""
+"""Tenants never see each other's orders; keys only work on their own family (contract
+"Authentication and scope")."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""Provisioning: API keys (interface "API key", "Authentication"; decisions §2, §3)."""
+"""Provisioning: API keys (contract "Provisioning", "Authentication and scope"; contract
+"Authentication and scope", "Provisioning")."""
 
 import pytest
 from rest_framework.test import APIClient

@@ -1,4 +1,4 @@
-"""Provisioning: organizations, admins, invites and passwords (interface "Provisioning")."""
+"""Provisioning: organizations, admins, invites and passwords (contract "Provisioning")."""
 
 import re
 from datetime import timedelta

@@ -1,5 +1,5 @@
 """Django admin for slot policies and templates: scoped per organization, writes through the
-services (events included), and the seed action (decisions §11)."""
+services (events included), and the seed action (contract "Management API")."""
 
 import json
 

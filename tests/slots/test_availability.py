@@ -1,5 +1,5 @@
-"""Public slot availability: bulk and single-date (interface "Slot availability entry",
-capacity rules 1-4; decisions §6, §12)."""
+"""Public slot availability: bulk and single-date (contract "Slots and windows",
+capacity rules 1-4; contract "Slots and windows")."""
 
 from datetime import UTC, datetime, timedelta
 

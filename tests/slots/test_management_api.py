@@ -1,5 +1,6 @@
-"""Management API: slot policy, slot templates and seeding (decisions §11, §12), and the
-`erp.slots.updated` events they emit (interface "ERP family events"; decisions §7)."""
+"""Management API: slot policy, slot templates and seeding (contract "Management API", "Slots and
+windows"), and the
+`erp.slots.updated` events they emit (contract "Webhooks"; contract "Webhooks")."""
 
 from datetime import UTC, datetime
 
@@ -411,7 +412,7 @@ def test_template_changes_emit_erp_slots_updated(organization, client, base, zon
         },
     ]
 
-    # Within the hour, later changes replace the payload of the unsent event (decisions §7).
+    # Within the hour, later changes replace the payload of the unsent event (contract "Webhooks").
     client.patch(f"{base}/slot-templates/{template_id}", {"startTime": "09:00"}, format="json")
     (event,) = events_named("erp.slots.updated", organization)
     assert event.payload["slots"][0]["startTime"] == "09:00"

@@ -1,4 +1,4 @@
-"""Slot time arithmetic: weekdays, labels, DST gaps and overlaps (decisions §6)."""
+"""Slot time arithmetic: weekdays, labels, DST gaps and overlaps (contract "Slots and windows")."""
 
 from datetime import date, time
 

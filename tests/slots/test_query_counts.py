@@ -1,5 +1,5 @@
 """Availability costs a fixed number of SQL queries, whatever the number of days, templates and
-orders (BENCH.md; issue 6): measured at small and at large data."""
+orders (docs/performance.md; issue 6): measured at small and at large data."""
 
 from datetime import UTC, date, datetime, time, timedelta
 

@@ -1,4 +1,5 @@
-"""Django admin: each organization admin sees only their organization's rows (decisions §11)."""
+"""Django admin: each organization admin sees only their organization's rows (contract "Management
+API")."""
 
 import pytest
 from django.test import Client

@@ -1,4 +1,5 @@
-"""X-API-Key authentication, platform scope and per-key rate limits (decisions §2, §4)."""
+"""X-API-Key authentication, platform scope and per-key rate limits (contract "Authentication and
+scope", "Rate limits")."""
 
 from datetime import timedelta
 

@@ -1,4 +1,5 @@
-"""Management API: tokens, drivers and API keys for organization admins (decisions §11, §12)."""
+"""Management API: tokens, drivers and API keys for organization admins (contract "Management
+API")."""
 
 from datetime import timedelta
 

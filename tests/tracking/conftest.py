@@ -35,7 +35,7 @@ PRIVATE = {
 WINDOW_START = dt.datetime(2031, 3, 4, 9, 0, tzinfo=dt.UTC)
 WINDOW_END = dt.datetime(2031, 3, 4, 11, 0, tzinfo=dt.UTC)
 
-#: a path through the status machine (decisions §5) to each status, from `pending`
+#: a path through the status machine (contract "Orders") to each status, from `pending`
 PATHS: dict[str, tuple[str, ...]] = {
     "pending": (),
     "dispatching": ("dispatching",),
@@ -87,7 +87,7 @@ def make_order(
 
 
 def advance(order: Order, *statuses: str, driver: Driver | None = None) -> Order:
-    """Moves `order` through `statuses` with the one transition function (decisions §5)."""
+    """Moves `order` through `statuses` with the one transition function (contract "Orders")."""
     for status in statuses:
         order = order_transition(
             order=order,

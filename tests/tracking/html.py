@@ -73,7 +73,7 @@ class Page(HTMLParser):
 
 
 def assert_self_contained(html: str) -> None:
-    """decisions §12: nothing is loaded from, sent to or linked at another address."""
+    """contract "Tracking": nothing is loaded from, sent to or linked at another address."""
     page = Page(html)
     for tag, attributes in page.tags:
         for name, value in attributes.items():

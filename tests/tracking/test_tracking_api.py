@@ -1,4 +1,5 @@
-"""GET /api/track/<token> (decisions §8): the public fields exactly, nothing private, 404s."""
+"""GET /api/track/<token> (contract "Tracking"): the public fields exactly, nothing private,
+404s."""
 
 import datetime as dt
 import json

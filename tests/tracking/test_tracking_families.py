@@ -1,5 +1,5 @@
 """Both families' orders are trackable end to end: created through their own APIs, followed
-through the public tracking API and page (decisions §8; interface "Public tracking")."""
+through the public tracking API and page (contract "Tracking"; contract "Tracking")."""
 
 import datetime as dt
 from datetime import UTC, datetime

@@ -1,4 +1,5 @@
-"""GET /track/<token> (decisions §8, §12): the recipient's page, per status, and self-contained."""
+"""GET /track/<token> (contract "Tracking"): the recipient's page, per status, and
+self-contained."""
 
 import datetime as dt
 import re

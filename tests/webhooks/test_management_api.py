@@ -1,4 +1,4 @@
-"""Delivery records in the management API (decisions §7, §11, §12)."""
+"""Delivery records in the management API (contract "Webhooks", "Management API")."""
 
 from datetime import UTC, datetime, timedelta
 

@@ -1,4 +1,4 @@
-"""`manage.py import_gazetteer` and the import service (decisions §9)."""
+"""`manage.py import_gazetteer` and the import service (contract "Geocoding and resolve-zone")."""
 
 import io
 

@@ -1,4 +1,5 @@
-"""Geocoding (decisions §9): the local geocoder and its gazetteer, Nominatim, the cache."""
+"""Geocoding (contract "Geocoding and resolve-zone"): the local geocoder and its gazetteer,
+Nominatim, the cache."""
 
 import json
 import time

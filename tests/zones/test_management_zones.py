@@ -1,4 +1,5 @@
-"""Management API zones CRUD (decisions §6, §11, §12): validation, isolation, events, index."""
+"""Management API zones CRUD (contract "Slots and windows", "Management API"): validation,
+isolation, events, index."""
 
 import datetime as dt
 
@@ -308,7 +309,8 @@ def test_every_change_emits_polygon_updated(admin_client, organization):
     assert event.payload["polygon_id"] == created["id"]
     assert event.payload["geodata"] == SQUARE
     admin_client.patch(zones_url(organization, created["id"]), {"enabled": False}, format="json")
-    # Same hour, not yet sent: the update replaces the payload of the pending event (§7).
+    # Same hour, not yet sent: the update replaces the payload of the pending event (contract
+    # "Webhooks").
     assert polygon_events(organization).get().payload["enabled"] is False
     admin_client.delete(zones_url(organization, created["id"]))
     assert polygon_events(organization).get().payload["deleted"] is True

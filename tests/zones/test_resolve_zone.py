@@ -1,4 +1,5 @@
-"""POST /api/promises/resolve-zone: confidence levels in metres (decisions §9), errors, scope."""
+"""POST /api/promises/resolve-zone: confidence levels in metres (contract "Geocoding and
+resolve-zone"), errors, scope."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""Point-in-zone selectors and the spatial index cache (decisions §6): what other apps call."""
+"""Point-in-zone selectors and the spatial index cache (contract "Slots and windows"): what other
+apps call."""
 
 import pytest
 from django.core.cache import cache

@@ -1,4 +1,5 @@
-"""GET /api/integrations/partner-a/zones/export (interface; decisions §0, §2, §12)."""
+"""GET /api/integrations/partner-a/zones/export (interface; contract "Conventions", "Authentication
+and scope", "Slots and windows")."""
 
 import csv
 import io

@@ -1,4 +1,5 @@
-"""`manage.py demo`: a demo tenant with keys of every platform, idempotently (decisions §10)."""
+"""`manage.py demo`: a demo tenant with keys of every platform, idempotently (contract "Running
+it")."""
 
 from django.conf import settings
 from django.core.management.base import BaseCommand

@@ -1,4 +1,5 @@
-"""Capacity under real parallel requests (capacity rule 5; decisions §6): HTTP requests to a
+"""Capacity under real parallel requests (capacity rule 5; contract "Slots and windows"): HTTP
+requests to a
 live server (`parallel_server`), each served by its own thread and database connection, all
 started together."""
 

@@ -1,5 +1,5 @@
-"""The ERP family: create an order on a slot, read it, move it, cancel it (interface "ERP
-family", "ERP order", "erp.slot.booked"; decisions §2, §5, §6)."""
+"""The ERP family: create an order on a slot, read it, move it, cancel it (contract "Orders",
+"erp.slot.booked"; contract "Authentication and scope", "Orders", "Slots and windows")."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -229,7 +229,7 @@ def test_field_rules(client, template, overrides, message):
     assert not Order.objects.exists()
 
 
-# decisions §5: template exists, weekday, cutoff, dropoff in zone, capacity - in this order.
+# contract "Orders": template exists, weekday, cutoff, dropoff in zone, capacity - in this order.
 # Each case breaks its own check and every later one, so only the order can explain the answer.
 
 

@@ -1,4 +1,5 @@
-"""`manage.py import_gazetteer <org-slug> <file.csv>`: loads an organization's gazetteer (§9)."""
+"""`manage.py import_gazetteer <org-slug> <file.csv>`: loads an organization's gazetteer (contract
+"Geocoding and resolve-zone")."""
 
 import sys
 
