@@ -7,7 +7,8 @@ time in the zone's timezone (so their UTC offsets follow DST), none on Friday an
 
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from delivery.timezones import zone_tz  # noqa: F401 - the one home; re-exported here
 
 STANDARD_WINDOWS: tuple[tuple[time, time], ...] = (
     (time(8), time(12)),
@@ -22,14 +23,6 @@ NO_DELIVERY_WEEKDAYS = frozenset({4, 5})
 class Window:
     start: datetime
     end: datetime
-
-
-def zone_tz(name: str) -> tzinfo:
-    """The IANA zone `name`; UTC for a name this machine does not know."""
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
 
 
 def windows_for_day(day: date, tz: tzinfo) -> list[Window]:

@@ -10,7 +10,8 @@ import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from delivery.timezones import zone_tz
 
 MINUTES_PER_DAY = 24 * 60
 #: 0 = Sunday ... 6 = Saturday (contract "Slots and windows")
@@ -43,13 +44,6 @@ def hh_mm(minutes: int) -> str:
 def time_of(minutes: int) -> time:
     minutes %= MINUTES_PER_DAY
     return time(minutes // 60, minutes % 60)
-
-
-def zone_tz(name: str) -> tzinfo:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return UTC
 
 
 def local_moment(day: date, at: time, tz: tzinfo) -> datetime:
