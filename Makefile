@@ -11,6 +11,7 @@ lint:
 	scripts/bootstrap.sh dev
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	.venv/bin/lint-imports
 	.venv/bin/python manage.py makemigrations --check --dry-run
 
 demo:

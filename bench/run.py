@@ -90,7 +90,7 @@ from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from bench.slots import holds as holds_bench  # noqa: E402
-from delivery import reference_views  # noqa: E402
+from demo import reference_views  # noqa: E402
 from integrations.models import IdempotencyKey, Order  # noqa: E402
 from slots import services as slot_services  # noqa: E402
 from slots.models import SlotBooking, SlotDay, SlotTemplate  # noqa: E402

@@ -2,4 +2,4 @@ from django.contrib.admin.apps import AdminConfig
 
 
 class DeliveryAdminConfig(AdminConfig):
-    default_site = "delivery.admin_site.DeliveryAdminSite"
+    default_site = "tenants.admin_site.DeliveryAdminSite"

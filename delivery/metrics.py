@@ -23,14 +23,11 @@ import time
 
 import redis
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import transaction
 from django.http import HttpResponse
-from django.utils import timezone
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
-
-from webhooks.models import Delivery, DeliveryStatus
 
 logger = logging.getLogger(__name__)
 
@@ -132,26 +129,6 @@ def _children_of(method: str, route: str, status: int) -> tuple:
     return (HTTP_LATENCY.labels(method, route), HTTP_REQUESTS.labels(method, route, str(status)))
 
 
-class DueDeliveriesCollector:
-    """`webhook_deliveries_due`: pending deliveries whose next attempt is due, counted at scrape
-    time in one query on the partial index `webhook_delivery_due`."""
-
-    def collect(self):
-        gauge = GaugeMetricFamily(
-            "webhook_deliveries_due",
-            "Pending webhook deliveries whose next attempt is due now (the queue depth)",
-        )
-        try:
-            due = Delivery.objects.filter(
-                status=DeliveryStatus.PENDING, next_attempt_at__lte=timezone.now()
-            ).count()
-        except DatabaseError as error:
-            logger.error("metrics: due deliveries not counted: %s", error.__class__.__name__)
-            return
-        gauge.add_metric([], due)
-        yield gauge
-
-
 class WebhookAttemptsCollector:
     """`webhook_attempts_total{outcome}`: read from Redis at scrape time (one HGETALL)."""
 
@@ -172,10 +149,18 @@ class WebhookAttemptsCollector:
         yield family
 
 
-#: Collected at scrape time, in the scraping process: the same in any mode.
+#: Collected at scrape time, in the scraping process: the same in any mode. The apps register
+#: their collectors when Django starts (webhooks/apps.py): this module may not import them.
 _SCRAPE_TIME_REGISTRY = CollectorRegistry(auto_describe=False)
-_SCRAPE_TIME_REGISTRY.register(DueDeliveriesCollector())
-_SCRAPE_TIME_REGISTRY.register(WebhookAttemptsCollector())
+_SCRAPE_TIME_COLLECTORS: set[type] = set()
+
+
+def register_scrape_time(collector) -> None:
+    """Adds a collector read at every scrape; once per class, however often an app starts."""
+    if type(collector) in _SCRAPE_TIME_COLLECTORS:
+        return
+    _SCRAPE_TIME_COLLECTORS.add(type(collector))
+    _SCRAPE_TIME_REGISTRY.register(collector)
 
 
 def exposition() -> bytes:

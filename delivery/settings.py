@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "integrations",
     "slots",
     "tracking",
+    "demo",
 ]
 
 MIDDLEWARE = [

@@ -2,8 +2,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from delivery import api_docs, health, metrics, reference_views
+from delivery import api_docs, health, metrics
 from delivery.routing import route
+from demo import reference_views
 
 api_patterns = [
     path("", include("provisioning.urls")),

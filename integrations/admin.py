@@ -5,12 +5,12 @@ status changes only through `order_transition` (admin actions), never by editing
 from django import forms
 from django.contrib import admin, messages
 
-from delivery.admin_site import administered_organization_ids
 from delivery.errors import ApplicationError
 from integrations.models import Order, OrderStatus, OrderStatusEvent
 from integrations.services import orders as order_services
 from integrations.services import sandbox
 from tenants.admin_scoping import OrganizationScopedAdmin
+from tenants.admin_site import administered_organization_ids
 from tenants.models import Driver
 from tenants.selectors import parse_uuid
 

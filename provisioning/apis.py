@@ -50,7 +50,7 @@ class OrganizationsApi(ProvisioningApiView):
         tags=TAG, responses={200: OrganizationListItemOutput(many=True), **errors(401, 429)}
     )
     def get(self, request):
-        organizations = tenant_selectors.organization_list_with_counts()
+        organizations = provisioning_selectors.organization_list_with_counts()
         return Response(OrganizationListItemOutput(organizations, many=True).data)
 
     @extend_schema(

@@ -6,12 +6,12 @@ from django import forms
 from django.contrib import admin, messages
 from rest_framework import serializers
 
-from delivery.admin_site import administered_organization_ids
 from delivery.errors import ApplicationError
 from slots import services
 from slots.models import SlotDay, SlotPolicy, SlotTemplate
 from slots.serializers import VehicleCapacityField
 from tenants.admin_scoping import OrganizationScopedAdmin
+from tenants.admin_site import administered_organization_ids
 from zones.models import SLOT_PURPOSES, Zone
 
 

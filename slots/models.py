@@ -13,7 +13,6 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
-from integrations.models import Order
 from tenants.models import ApiKey, Organization
 from zones.models import Zone
 
@@ -178,7 +177,9 @@ class SlotBooking(models.Model):
 
     id = models.BigAutoField(primary_key=True)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    order = models.OneToOneField(Order, on_delete=models.RESTRICT, related_name="slot_booking")
+    order = models.OneToOneField(
+        "integrations.Order", on_delete=models.RESTRICT, related_name="slot_booking"
+    )
     template = models.ForeignKey(SlotTemplate, on_delete=models.CASCADE, related_name="bookings")
     date = models.DateField()
     booked_at = models.DateTimeField(default=django_timezone.now)

@@ -7,7 +7,7 @@ organizations they administer, and can pick only those in organization fields.
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 
-from delivery.admin_site import administered_organization_ids
+from tenants.admin_site import administered_organization_ids
 
 
 class OrganizationScopedAdmin(admin.ModelAdmin):

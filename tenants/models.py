@@ -135,7 +135,7 @@ class ApiKey(models.Model):
     encrypted_value = models.TextField()
     encrypted_webhook_secret = models.TextField()
     webhook_url = models.URLField(max_length=2000, blank=True, default="")
-    #: the event names this key's URL receives; NULL means every event (webhooks/catalog.py)
+    #: the event names this key's URL receives; NULL means every event (delivery/webhook_events.py)
     webhook_events = ArrayField(models.CharField(max_length=100), null=True, blank=True)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)

@@ -2,11 +2,10 @@
 
 import uuid
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Subquery, Value
+from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from integrations.models import Order
 from tenants import keycache
 from tenants.errors import (
     ApiKeyInvalid,
@@ -17,7 +16,7 @@ from tenants.errors import (
     UserNotFound,
 )
 from tenants.keycache import ApiKeyPrincipal
-from tenants.models import ApiKey, AuthToken, Driver, Membership, Organization, OrgRole, User
+from tenants.models import ApiKey, AuthToken, Driver, Organization, OrgRole, User
 from tenants.services import secret_digest
 
 
@@ -60,20 +59,6 @@ def count_per_organization(queryset):
             output_field=IntegerField(),
         ),
         Value(0),
-    )
-
-
-def organization_list_with_counts():
-    """All organizations with member, driver and order counts and their admins: two queries."""
-    admins = Membership.objects.filter(org_role=OrgRole.ADMIN).select_related("user")
-    return (
-        Organization.objects.annotate(
-            members_count=count_per_organization(Membership.objects.all()),
-            drivers_count=count_per_organization(Driver.objects.all()),
-            orders_count=count_per_organization(Order.objects.all()),
-        )
-        .prefetch_related(Prefetch("memberships", queryset=admins, to_attr="admin_memberships"))
-        .order_by("created_at", "id")
     )
 
 

@@ -3,9 +3,9 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from delivery import webhook_events as catalog
 from delivery.fields import PhoneField, StrictBooleanField, StrictCharField
 from tenants.models import Platform
-from webhooks import catalog
 
 PLATFORM_MESSAGE = f"platform must be one of: {', '.join(Platform.values)}"
 

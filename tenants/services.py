@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from delivery import webhook_events as catalog
 from delivery.encryption import encrypt_text
 from delivery.errors import ValidationFailed
 from delivery.netguard import webhook_url_validate
@@ -23,7 +24,6 @@ from tenants.errors import (
     SlugTaken,
 )
 from tenants.models import ApiKey, AuthToken, Driver, Organization, Platform, User
-from webhooks import catalog
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SLUG_MAX_LENGTH = 63

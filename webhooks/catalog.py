@@ -1,41 +1,29 @@
-"""The one list of webhook event names (docs/contract.md "Webhooks").
+"""The webhook event names, as the emitting modules know them.
 
-Key filters (`webhookEvents`) are checked against it, the OpenAPI document and
-docs/webhooks.md list it, and the emitting modules take their names from it.
+The list itself lives on the ground floor (delivery/webhook_events.py) because tenants check a
+key's `webhookEvents` against it and tenants may not import webhooks (docs/architecture.md).
 """
 
-from collections.abc import Iterable
-
-ORDER_EVENTS = (
-    "order.created",
-    "order.assigned",
-    "order.picked_up",
-    "order.in_transit",
-    "order.delivered",
-    "order.failed",
-    "order.cancelled",
+from delivery.webhook_events import (
+    ERP_EVENTS,
+    ERP_POLYGON_UPDATED,
+    ERP_SLOT_BOOKED,
+    ERP_SLOTS_UPDATED,
+    ORDER_EVENTS,
+    SUBSCRIBABLE_EVENTS,
+    TEST_EVENT,
+    webhook_events_normalize,
+    webhook_events_problems,
 )
-ERP_SLOT_BOOKED = "erp.slot.booked"
-ERP_SLOTS_UPDATED = "erp.slots.updated"
-ERP_POLYGON_UPDATED = "erp.polygon.updated"
-ERP_EVENTS = (ERP_SLOT_BOOKED, ERP_SLOTS_UPDATED, ERP_POLYGON_UPDATED)
 
-#: sent only when an administrator asks for it (test-webhook), whatever the key's filter
-TEST_EVENT = "webhook.test"
-
-#: the names a key may list in `webhookEvents`
-SUBSCRIBABLE_EVENTS = ORDER_EVENTS + ERP_EVENTS
-
-
-def webhook_events_problems(names: Iterable[str]) -> list[str]:
-    """One message per name that is not in the catalogue (empty when all are known)."""
-    return [
-        f"webhookEvents has an unknown event: {name} (known: {', '.join(SUBSCRIBABLE_EVENTS)})"
-        for name in names
-        if name not in SUBSCRIBABLE_EVENTS
-    ]
-
-
-def webhook_events_normalize(names: Iterable[str]) -> list[str]:
-    """The names once each, in the order given."""
-    return list(dict.fromkeys(names))
+__all__ = [
+    "ERP_EVENTS",
+    "ERP_POLYGON_UPDATED",
+    "ERP_SLOTS_UPDATED",
+    "ERP_SLOT_BOOKED",
+    "ORDER_EVENTS",
+    "SUBSCRIBABLE_EVENTS",
+    "TEST_EVENT",
+    "webhook_events_normalize",
+    "webhook_events_problems",
+]

@@ -17,10 +17,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import escape, format_html
 
-from delivery.admin_site import administered_organization_ids
 from delivery.errors import ApplicationError, ValidationFailed
 from delivery.fields import is_iana_timezone, timezone_message
 from tenants.admin_scoping import OrganizationScopedAdmin
+from tenants.admin_site import administered_organization_ids
 from tenants.models import Organization
 from zones import services
 from zones.errors import BlackoutDateTaken, PolygonInvalid, ZoneHasSlotTemplates

@@ -9,7 +9,7 @@ from django.test import Client
 
 from delivery.log_format import JsonFormatter
 from delivery.middleware import RequestIdLogFilter
-from tenants import selectors
+from provisioning import selectors
 from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db

@@ -17,11 +17,12 @@ from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from delivery.metrics import DueDeliveriesCollector, webhook_attempt_recorded
+from delivery.metrics import webhook_attempt_recorded
 from tests.conftest import make_api_key
 from tests.core.world import build_world, erp_order_body, next_weekday, partner_order_body
 from tests.webhooks.conftest import Receiver
 from webhooks import partner_events, tasks
+from webhooks.metrics import DueDeliveriesCollector
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db
