@@ -45,7 +45,7 @@ from slots.occurrences import (
 )
 from tenants.models import Organization
 from tenants.selectors import parse_uuid
-from webhooks import erp_events
+from webhooks import events as webhook_events
 from zones import selectors as zone_selectors
 from zones.geometry import polygon_from_geodata
 from zones.models import SLOT_PURPOSES, Zone
@@ -152,7 +152,7 @@ def slot_zone_changed(*, zone: Zone) -> None:
     with
     its templates and the availability of the next 14 days, in the caller's transaction."""
     slots, availability = selectors.slots_updated_payload(zone=zone)
-    erp_events.slots_updated_emit(zone=zone, slots=slots, availability=availability)
+    webhook_events.slots_updated_emit(zone=zone, slots=slots, availability=availability)
 
 
 def _check_one_cutoff(cutoff_minutes: int | None, cutoff_day_before_at: time | None) -> None:
@@ -507,7 +507,7 @@ def slot_book(*, order, template: SlotTemplate, day: date) -> SlotBooked:
         # transaction only: the UPDATE, the event and the commit.
         capacity = template.capacity
         booked = _book_place(template_id=template.id, day=day, capacity=capacity)
-        erp_events.slot_booked_emit(
+        webhook_events.slot_booked_emit(
             organization_id=order.organization_id,
             zone=template.zone,
             order_id=order.id,
@@ -715,7 +715,7 @@ def slot_hold_book(*, order, hold: SlotHold, template: SlotTemplate) -> SlotBook
         metrics.booking_made("slot")
         capacity = template.capacity
         taken = booked + live_hold_count(expiries, now)
-        erp_events.slot_booked_emit(
+        webhook_events.slot_booked_emit(
             organization_id=order.organization_id,
             zone=template.zone,
             order_id=order.id,

@@ -31,7 +31,7 @@ from delivery import metrics, netguard
 from delivery.encryption import decrypt_text
 from delivery.netguard import Destination, WebhookUrlRefused
 from tenants.models import ApiKey
-from webhooks import services, signing, statements
+from webhooks import queueing, signing, statements
 from webhooks.models import Delivery, DeliveryStatus, Event
 
 logger = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
     not due, or the delivery is done.
     """
     token = uuid.uuid4()
-    lease = services.claim_lease()
+    lease = queueing.claim_lease()
     with _bookkeeping() as cursor:
         cursor.execute(statements.LOCK_DESTINATION, {"id": delivery_id})
         cursor.execute(
@@ -119,10 +119,10 @@ def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
                 "id": delivery_id,
                 "now": now,
                 "in_flight_limit": settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION,
-                "in_flight_after": services.in_flight_after(now),
+                "in_flight_after": queueing.in_flight_after(now),
             },
         )
-        row = cursor.fetchone()
+        row = statements.named_row(cursor)
         early = None
         if row is None:
             # Not ours, not due, done, or its destination is at the in-flight limit: then it is
@@ -133,48 +133,48 @@ def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
             else:
                 cursor.execute(
                     statements.EARLY,
-                    {"id": delivery_id, "now": now, "horizon": now + services.countdown_horizon()},
+                    {"id": delivery_id, "now": now, "horizon": now + queueing.countdown_horizon()},
                 )
                 early = cursor.fetchone()
     if early is not None:
-        services.delivery_enqueue_on_commit(delivery_id, eta=early[0])
+        queueing.delivery_enqueue_on_commit(delivery_id, eta=early[0])
     if row is None:
         return None
-    (
-        d_id, org_id, url, attempts, round_start, schedule_start,
-        e_id, family, name, event_id, payload, e_created, is_open,
-        k_id, k_active, k_value, k_secret,
-    ) = row  # fmt: skip
+    return _claimed_delivery(row), token
+
+
+def _claimed_delivery(row: dict) -> Delivery:
+    """The delivery, its event and its key from CLAIM's row: only the fields sending reads,
+    without a query more (the event is closed first when it is still open)."""
     event = Event(
-        id=e_id,
-        organization_id=org_id,
-        family=family,
-        name=name,
-        event_id=event_id,
-        payload=statements.payload_from_db(payload),
-        created_at=e_created,
-        is_open=is_open,
+        id=row["event_pk"],
+        organization_id=row["organization_id"],
+        family=row["family"],
+        name=row["name"],
+        event_id=row["event_id"],
+        payload=statements.payload_from_db(row["payload"]),
+        created_at=row["event_created_at"],
+        is_open=row["is_open"],
     )
-    if is_open:
+    if event.is_open:
         event = _close(event)
     api_key = ApiKey(
-        id=k_id,
-        organization_id=org_id,
-        is_active=k_active,
-        encrypted_value=k_value,
-        encrypted_webhook_secret=k_secret,
+        id=row["api_key_id"],
+        organization_id=row["organization_id"],
+        is_active=row["api_key_is_active"],
+        encrypted_value=row["encrypted_value"],
+        encrypted_webhook_secret=row["encrypted_webhook_secret"],
     )
-    delivery = Delivery(
-        id=d_id,
-        organization_id=org_id,
+    return Delivery(
+        id=row["id"],
+        organization_id=row["organization_id"],
         event=event,
         api_key=api_key,
-        url=url,
-        attempts=attempts,
-        round_start_attempts=round_start,
-        schedule_start=schedule_start,
+        url=row["url"],
+        attempts=row["attempts"],
+        round_start_attempts=row["round_start_attempts"],
+        schedule_start=row["schedule_start"],
     )
-    return delivery, token
 
 
 @transaction.atomic
@@ -295,19 +295,19 @@ def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) 
     if outcome.succeeded:
         status, delivered_at = DeliveryStatus.DELIVERED, now
         metrics.webhook_attempt_recorded("delivered")
-    elif outcome.permanent or attempt_in_round >= len(services.retry_schedule()):
+    elif outcome.permanent or attempt_in_round >= len(queueing.retry_schedule()):
         status = DeliveryStatus.FAILED
         metrics.webhook_attempt_recorded("failed")
     else:
         metrics.webhook_attempt_recorded("retry")
-        due = services.attempt_due_at(
+        due = queueing.attempt_due_at(
             schedule_start=delivery.schedule_start, attempt_in_round=attempt_in_round + 1
         )
         next_attempt_at = max(due, now)
     # A retry due before the sweep could see it is queued now, with a countdown to its due
     # time; a later one is queued by the sweep that runs just before it is due.
     queued_at = None
-    if next_attempt_at is not None and next_attempt_at <= now + services.countdown_horizon():
+    if next_attempt_at is not None and next_attempt_at <= now + queueing.countdown_horizon():
         queued_at = now
     with _bookkeeping() as cursor:
         cursor.execute(
@@ -333,9 +333,9 @@ def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) 
     if not updated:
         logger.info("webhook delivery %s was redelivered during attempt %s", delivery.id, number)
     elif queued_at is not None:
-        services.delivery_enqueue_on_commit(delivery.id, eta=next_attempt_at)
+        queueing.delivery_enqueue_on_commit(delivery.id, eta=next_attempt_at)
     if handed_over is not None:
-        services.delivery_enqueue_on_commit(handed_over)
+        queueing.delivery_enqueue_on_commit(handed_over)
 
 
 def delivery_attempt(*, delivery_id) -> bool:

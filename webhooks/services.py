@@ -1,16 +1,11 @@
-"""Writes of the webhook outbox: emitting events, redelivering, sweeping (contract "Webhooks").
+"""Writes of the webhook outbox: redelivering, recovering, sweeping (contract "Webhooks").
 
-`event_emit` is called by other apps' services inside their own transaction: the event and its
-delivery are committed with the change that caused them, or not at all; the Celery task is
-queued once the transaction commits. A message lost at that moment (broker down) is found again
-by `deliveries_sweep`, which the beat runs every few seconds.
+Events are emitted by `webhooks.events`; the schedule of attempts and publishing the delivery
+task live in `webhooks.queueing`. The sweep, which the beat runs every few seconds, queues
+again every due delivery whose message was lost (broker down at commit, worker gone).
 """
 
-import json
 import logging
-import threading
-import time
-import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -18,226 +13,14 @@ from django.db import connection, transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from kombu import Connection
-from kombu.exceptions import KombuError
-from kombu.pools import producers
-from redis.exceptions import RedisError
 
-from delivery.celery import app as celery_app
-from tenants.models import Platform
-from webhooks import statements, tasks
-from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event, Family
+from webhooks import queueing, statements
+from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
 logger = logging.getLogger(__name__)
 
-#: a queued message not picked up after this long is presumed lost and queued again
-REQUEUE_AFTER_SECONDS = 30
-#: after a failed publish, how long this process leaves the broker alone
-BROKER_BACKOFF_SECONDS = 10
 #: deliveries queued per sweep run (the next run takes the rest)
 SWEEP_BATCH_SIZE = 500
-#: seconds a claim outlives the longest HTTP call before another worker may take the attempt
-CLAIM_MARGIN_SECONDS = 50
-#: a claim holds one of its destination's in-flight slots for the timeout plus this long; an
-#: older one belongs to a worker that died mid-attempt (its lease runs on, its slot is free)
-IN_FLIGHT_GRACE_SECONDS = 5
-
-
-def claim_lease() -> timedelta:
-    return timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + CLAIM_MARGIN_SECONDS)
-
-
-def in_flight_after(now: datetime) -> datetime:
-    """Claims that expire after this were made less than the timeout + grace ago: attempts that
-    may still be on the wire, counted against WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION."""
-    return now + timedelta(seconds=CLAIM_MARGIN_SECONDS - IN_FLIGHT_GRACE_SECONDS)
-
-
-class _BrokerBreaker:
-    """After a failed publish, this process skips publishing for a while: with the broker down,
-    each attempt costs seconds of connection retries, and the sweep queues the deliveries
-    again anyway."""
-
-    def __init__(self) -> None:
-        self.closed_until = 0.0
-
-    def allows_publishing(self) -> bool:
-        return time.monotonic() >= self.closed_until
-
-    def trip(self) -> None:
-        self.closed_until = time.monotonic() + BROKER_BACKOFF_SECONDS
-
-    def reset(self) -> None:
-        self.closed_until = 0.0
-
-
-broker_breaker = _BrokerBreaker()
-
-
-_publishing_connections: dict[str, Connection] = {}
-_publishing_lock = threading.Lock()
-
-
-def _publishing_connection() -> Connection:
-    """The broker connection the outbox publishes through: it tries to connect once.
-
-    Celery's own connection retries for its connect timeout (about 6 s with Redis refusing),
-    which an order's request would wait through (tests/faults/test_redis_down.py). Only
-    publishing gets this: the worker's consumer keeps Celery's reconnecting (it crashes with
-    `max_retries: 0` in the global transport options).
-    """
-    url = celery_app.conf.broker_url
-    with _publishing_lock:
-        connection = _publishing_connections.get(url)
-        if connection is None:
-            connection = celery_app.connection_for_write(
-                url=url, transport_options={"max_retries": 0}
-            )
-            _publishing_connections[url] = connection
-        return connection
-
-
-def countdown_horizon() -> timedelta:
-    """Attempts due within this are queued with a countdown to their due time (by the failed
-    attempt before them, or by the sweep looking this far ahead); later ones wait for a later
-    sweep. One sweep interval plus a second for the beat's jitter, so every attempt is queued
-    before it is due, whatever the schedule (docs/contract.md "Webhooks": within about a
-    second). Short, so no countdown outlives Redis's visibility timeout (no long broker
-    countdowns, same section), and shorter than REQUEUE_AFTER_SECONDS, so a queued message is
-    never presumed lost before it is due."""
-    seconds = float(settings.WEBHOOK_SWEEP_INTERVAL_SECONDS) + 1.0
-    return timedelta(seconds=min(seconds, REQUEUE_AFTER_SECONDS / 2))
-
-
-def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
-    """Publishes the delivery task (to run at `eta` when given, a moment at most
-    countdown_horizon() ahead); a broker failure is logged, never raised (the sweep re-queues
-    the delivery when its message is missing)."""
-    if not broker_breaker.allows_publishing():
-        logger.info("webhook delivery %s left to the sweep (broker unavailable)", delivery_id)
-        return
-    options = {"eta": eta} if eta is not None and eta > timezone.now() else {}
-    try:
-        with producers[_publishing_connection()].acquire(block=True, timeout=5) as producer:
-            tasks.deliver.apply_async(
-                args=[str(delivery_id)], retry=False, producer=producer, **options
-            )
-    except (KombuError, RedisError, OSError) as exc:
-        broker_breaker.trip()
-        logger.warning(
-            "webhook delivery %s not queued (broker unavailable: %s); the sweep will queue it, "
-            "and publishing pauses for %s s",
-            delivery_id,
-            exc,
-            BROKER_BACKOFF_SECONDS,
-        )
-
-
-def delivery_enqueue_on_commit(delivery_id, *, eta: datetime | None = None) -> None:
-    """Publishes the delivery task once the current transaction commits (at once outside one)."""
-    transaction.on_commit(lambda: delivery_enqueue(delivery_id, eta=eta), robust=True)
-
-
-def _new_partner_event_id() -> str:
-    return f"evt_{uuid.uuid4().hex}"
-
-
-def event_emit(
-    *,
-    organization_id,
-    family: str,
-    event: str,
-    payload: dict,
-    platform: str | None = None,
-    event_id: str | None = None,
-    coalesce: bool = False,
-) -> Event:
-    """Records an event in the caller's transaction and queues its delivery on commit (contract
-    "Webhooks").
-
-    Partner events go to the `webhook_url` of the organization's active key of `platform`
-    (the platform that created the order); ERP events to the organization's active `erp` key.
-    With no URL configured the event is recorded without a delivery. `event_id` defaults to a
-    fresh `evt_...` id; an explicit id names one event for ever (emitting it again returns the
-    first one, unchanged). With `coalesce=True`, while an event with this id is unsent,
-    `payload` replaces its payload instead of adding a second event.
-
-    Two or three statements, no savepoint: it runs inside hot transactions (docs/performance.md).
-    """
-    if family not in Family.values:
-        raise ValueError(f"unknown webhook family {family!r}")
-    if coalesce and event_id is None:
-        raise ValueError("coalescing needs an explicit event_id")
-    now = timezone.now()
-    body = statements.payload_json(payload)
-    fields = {
-        "organization_id": organization_id,
-        "family": family,
-        "name": event,
-        "event_id": event_id or _new_partner_event_id(),
-        "payload": body,
-        "coalescible": coalesce,
-    }
-    with transaction.atomic(savepoint=False):
-        for _ in range(3):
-            if coalesce:
-                replaced = statements.open_event_replace(
-                    organization_id=organization_id, event_id=event_id, payload=body, now=now
-                )
-                if replaced is not None:
-                    return replaced
-            event_uuid = uuid.uuid4()
-            if statements.event_insert(event_uuid=event_uuid, now=now, **fields):
-                _deliver_to_destination(
-                    event_uuid=event_uuid,
-                    organization_id=organization_id,
-                    family=family,
-                    name=event,
-                    platform=platform,
-                    now=now,
-                )
-                return Event(
-                    id=event_uuid,
-                    **{**fields, "payload": json.loads(body)},
-                    is_open=coalesce,
-                    created_at=now,
-                    updated_at=now,
-                )
-            if not coalesce:
-                # This id was emitted before: that event stands (emitting is idempotent).
-                return Event.objects.get(
-                    organization_id=organization_id, event_id=event_id, coalescible=False
-                )
-            # A concurrent transaction opened the same id between our UPDATE and INSERT: its
-            # row is committed now (the INSERT waited for it), so the UPDATE will find it.
-    raise RuntimeError(f"could not record coalesced webhook event {event_id}")  # pragma: no cover
-
-
-def _deliver_to_destination(
-    *, event_uuid, organization_id, family: str, name: str, platform: str | None, now
-) -> None:
-    key_platform = Platform.ERP if family == Family.ERP else platform
-    if not key_platform:
-        return
-    delivery_id = statements.delivery_insert(
-        event_uuid=event_uuid,
-        organization_id=organization_id,
-        platform=key_platform,
-        name=name,
-        now=now,
-    )
-    if delivery_id is not None:
-        delivery_enqueue_on_commit(delivery_id)
-
-
-def retry_schedule() -> list[int]:
-    """Seconds from the round's start to each attempt (WEBHOOK_RETRY_SCHEDULE)."""
-    return list(settings.WEBHOOK_RETRY_SCHEDULE) or [0]
-
-
-def attempt_due_at(*, schedule_start: datetime, attempt_in_round: int) -> datetime:
-    """When attempt `attempt_in_round` (1-based) of a round started at `schedule_start` is due."""
-    return schedule_start + timedelta(seconds=retry_schedule()[attempt_in_round - 1])
 
 
 @transaction.atomic
@@ -272,7 +55,7 @@ def delivery_redeliver(*, delivery: Delivery) -> Delivery:
             "delivered_at",
         ]
     )
-    delivery_enqueue_on_commit(delivery.id)
+    queueing.delivery_enqueue_on_commit(delivery.id)
     return delivery
 
 
@@ -332,7 +115,7 @@ def deliveries_recover(
             recovered = {row[0] for row in cursor.fetchall()}
         for delivery_id in first:
             if delivery_id in recovered:
-                delivery_enqueue_on_commit(delivery_id)
+                queueing.delivery_enqueue_on_commit(delivery_id)
     logger.info("recovered %s failed webhook deliveries of %s", len(recovered), organization_id)
     return len(recovered)
 
@@ -347,14 +130,14 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
     so each due delivery is queued once per REQUEUE_AFTER_SECONDS.
     """
     now = now or timezone.now()
-    stale = now - timedelta(seconds=REQUEUE_AFTER_SECONDS)
+    stale = now - timedelta(seconds=queueing.REQUEUE_AFTER_SECONDS)
     # A destination at its in-flight limit hands its slots over as its attempts end (RECORD):
     # queuing its parked deliveries now would only park them again.
     in_flight = (
         Delivery.objects.filter(
             api_key_id=OuterRef("api_key_id"),
             status=DeliveryStatus.PENDING,
-            claimed_until__gt=in_flight_after(now),
+            claimed_until__gt=queueing.in_flight_after(now),
         )
         .order_by()
         .values("api_key_id")
@@ -364,7 +147,10 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
     with transaction.atomic():
         due = dict(
             Delivery.objects.select_for_update(skip_locked=True)
-            .filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now + countdown_horizon())
+            .filter(
+                status=DeliveryStatus.PENDING,
+                next_attempt_at__lte=now + queueing.countdown_horizon(),
+            )
             .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=stale))
             .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
             .annotate(in_flight=Coalesce(Subquery(in_flight), 0))
@@ -375,5 +161,5 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
         if due:
             Delivery.objects.filter(pk__in=due).update(queued_at=now)
             for delivery_id, due_at in due.items():
-                delivery_enqueue_on_commit(delivery_id, eta=due_at)
+                queueing.delivery_enqueue_on_commit(delivery_id, eta=due_at)
     return len(due)

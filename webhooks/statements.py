@@ -13,15 +13,30 @@ from datetime import datetime
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 
-from webhooks.models import DeliveryStatus, Event
+from tenants.models import ApiKey
+from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event
 
 _payload_field = Event._meta.get_field("payload")
+
+# Table names as the models declare them.
+_EVENT = Event._meta.db_table
+_DELIVERY = Delivery._meta.db_table
+_ATTEMPT = DeliveryAttempt._meta.db_table
+_API_KEY = ApiKey._meta.db_table
 
 
 def _one(sql: str, params: dict) -> tuple | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
+
+
+def named_row(cursor) -> dict | None:
+    """The cursor's next row as {column name: value}, or None."""
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    return dict(zip((column[0] for column in cursor.description), row, strict=True))
 
 
 def payload_json(payload: dict) -> str:
@@ -33,15 +48,15 @@ def payload_from_db(value) -> dict:
     return _payload_field.from_db_value(value, None, connection)
 
 
-_EVENT_INSERT = """
-INSERT INTO webhooks_event
+_EVENT_INSERT = f"""
+INSERT INTO {_EVENT}
     (id, organization_id, family, name, event_id, payload, coalescible, is_open,
      created_at, updated_at)
 VALUES (%(id)s, %(organization_id)s, %(family)s, %(name)s, %(event_id)s, %(payload)s::jsonb,
         %(coalescible)s, %(coalescible)s, %(now)s, %(now)s)
-ON CONFLICT (organization_id, event_id) WHERE {arbiter} DO NOTHING
+ON CONFLICT (organization_id, event_id) WHERE {{arbiter}} DO NOTHING
 RETURNING id
-"""
+"""  # noqa: S608 - table names come from the models, values are parameters
 _EVENT_INSERT_ONCE = _EVENT_INSERT.format(arbiter="coalescible = false")
 _EVENT_INSERT_OPEN = _EVENT_INSERT.format(arbiter="is_open")
 
@@ -74,11 +89,11 @@ def event_insert(
     return row is not None
 
 
-_OPEN_EVENT_REPLACE = """
-UPDATE webhooks_event SET payload = %(payload)s::jsonb, updated_at = %(now)s
+_OPEN_EVENT_REPLACE = f"""
+UPDATE {_EVENT} SET payload = %(payload)s::jsonb, updated_at = %(now)s
 WHERE organization_id = %(organization_id)s AND event_id = %(event_id)s AND is_open
 RETURNING id, family, name, created_at
-"""
+"""  # noqa: S608 - table names come from the models, values are parameters
 
 
 def open_event_replace(
@@ -110,19 +125,19 @@ def open_event_replace(
     )
 
 
-_DELIVERY_INSERT = """
-INSERT INTO webhooks_delivery
+_DELIVERY_INSERT = f"""
+INSERT INTO {_DELIVERY}
     (id, organization_id, event_id, api_key_id, url, status, attempts, round_start_attempts,
      schedule_start, next_attempt_at, queued_at, last_error, created_at)
 SELECT %(id)s, k.organization_id, %(event)s, k.id, k.webhook_url, %(pending)s, 0, 0,
        %(now)s, %(now)s, %(now)s, '', %(now)s
-FROM tenants_apikey k
+FROM {_API_KEY} k
 WHERE k.organization_id = %(organization_id)s AND k.platform = %(platform)s AND k.is_active
   AND k.webhook_url <> ''
   AND (k.webhook_events IS NULL OR %(name)s = ANY(k.webhook_events))
 LIMIT 1
 RETURNING id
-"""
+"""  # noqa: S608 - table names come from the models, values are parameters
 
 
 def delivery_insert(
@@ -149,22 +164,22 @@ def delivery_insert(
 #: Serializes claims per destination until the claiming transaction ends, so that CLAIM's count
 #: sees every claim made before it: without it, simultaneous claims each see the destination
 #: under its limit and all go through (a burst to a hanging receiver takes every thread).
-LOCK_DESTINATION = """
+LOCK_DESTINATION = f"""
 SELECT pg_advisory_xact_lock(hashtextextended('webhook-destination:' || api_key_id::text, 0))
-FROM webhooks_delivery WHERE id = %(id)s
-"""
+FROM {_DELIVERY} WHERE id = %(id)s
+"""  # noqa: S608 - table names come from the models, values are parameters
 
 #: Claims the due attempt, unless the destination (the key's webhook URL) already has
 #: `in_flight_limit` attempts on the wire: a receiver that hangs holds only that many worker
-#: threads, never all of them.
-CLAIM = """
+#: threads, never all of them. Its columns are read by name (`named_row`).
+CLAIM = f"""
 WITH claimed AS (
-    UPDATE webhooks_delivery d
+    UPDATE {_DELIVERY} d
     SET claim_token = %(token)s, claimed_until = %(until)s
     WHERE d.id = %(id)s AND d.status = 'pending' AND d.next_attempt_at <= %(now)s
       AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
       AND (
-          SELECT count(*) FROM webhooks_delivery o
+          SELECT count(*) FROM {_DELIVERY} o
           WHERE o.api_key_id = d.api_key_id AND o.claimed_until > %(in_flight_after)s
             AND o.status = 'pending'
       ) < %(in_flight_limit)s
@@ -172,44 +187,46 @@ WITH claimed AS (
               d.round_start_attempts, d.schedule_start
 )
 SELECT c.id, c.organization_id, c.url, c.attempts, c.round_start_attempts, c.schedule_start,
-       e.id, e.family, e.name, e.event_id, e.payload, e.created_at, e.is_open,
-       k.id, k.is_active, k.encrypted_value, k.encrypted_webhook_secret
+       e.id AS event_pk, e.family, e.name, e.event_id, e.payload,
+       e.created_at AS event_created_at, e.is_open,
+       k.id AS api_key_id, k.is_active AS api_key_is_active, k.encrypted_value,
+       k.encrypted_webhook_secret
 FROM claimed c
-JOIN webhooks_event e ON e.id = c.event_id
-JOIN tenants_apikey k ON k.id = c.api_key_id
-"""
+JOIN {_EVENT} e ON e.id = c.event_id
+JOIN {_API_KEY} k ON k.id = c.api_key_id
+"""  # noqa: S608 - table names come from the models, values are parameters
 
 #: A due delivery that found its destination at the in-flight limit: it gives up its message
 #: (queued_at NULL) and waits to be handed a slot (RECORD) or for the sweep. Returns a row only
 #: when the delivery was claimable but for the limit.
-PARK = """
-UPDATE webhooks_delivery SET queued_at = NULL
+PARK = f"""
+UPDATE {_DELIVERY} SET queued_at = NULL
 WHERE id = %(id)s AND status = 'pending' AND next_attempt_at <= %(now)s
   AND (claimed_until IS NULL OR claimed_until < %(now)s)
 RETURNING id
-"""
+"""  # noqa: S608 - table names come from the models, values are parameters
 
 #: A message that came before its attempt is due (a countdown that fired a moment early, or a
 #: message of an earlier attempt): the due time, when it is near, so the caller queues it again
 #: for then instead of leaving the attempt to a later sweep.
-EARLY = """
-SELECT next_attempt_at FROM webhooks_delivery
+EARLY = f"""
+SELECT next_attempt_at FROM {_DELIVERY}
 WHERE id = %(id)s AND status = 'pending' AND next_attempt_at > %(now)s
   AND next_attempt_at <= %(horizon)s AND (claimed_until IS NULL OR claimed_until < %(now)s)
-"""
+"""  # noqa: S608 - table names come from the models, values are parameters
 
 #: Records the attempt and moves the delivery on (only while our claim stands), and hands the
 #: freed slot of the destination to its oldest parked delivery (queued again by the caller).
 #: `queued_at` is set when the caller queues the next attempt with a countdown.
-RECORD = """
+RECORD = f"""
 WITH attempt AS (
-    INSERT INTO webhooks_deliveryattempt
+    INSERT INTO {_ATTEMPT}
         (delivery_id, number, started_at, status_code, latency_ms, error, succeeded)
     VALUES (%(id)s, %(number)s, %(started_at)s, %(status_code)s, %(latency_ms)s, %(error)s,
             %(succeeded)s)
 ),
 recorded AS (
-    UPDATE webhooks_delivery
+    UPDATE {_DELIVERY}
     SET status = %(status)s, attempts = %(number)s, last_status_code = %(status_code)s,
         last_error = %(error)s, next_attempt_at = %(next_attempt_at)s,
         delivered_at = %(delivered_at)s, queued_at = %(queued_at)s, claim_token = NULL,
@@ -218,9 +235,9 @@ recorded AS (
     RETURNING id
 ),
 handed_over AS (
-    UPDATE webhooks_delivery SET queued_at = %(now)s
+    UPDATE {_DELIVERY} SET queued_at = %(now)s
     WHERE id = (
-        SELECT p.id FROM webhooks_delivery p
+        SELECT p.id FROM {_DELIVERY} p
         WHERE p.api_key_id = %(api_key_id)s AND p.status = 'pending' AND p.queued_at IS NULL
           AND p.next_attempt_at <= %(now)s AND p.id <> %(id)s
           AND (p.claimed_until IS NULL OR p.claimed_until < %(now)s)
@@ -231,7 +248,7 @@ handed_over AS (
     RETURNING id
 )
 SELECT (SELECT count(*) FROM recorded), (SELECT id FROM handed_over)
-"""
+"""  # noqa: S608 - table names come from the models, values are parameters
 
 
 #: Recovery: the given failed deliveries start a new round, in the order of `ids`. Their due
@@ -239,19 +256,19 @@ SELECT (SELECT count(*) FROM recorded), (SELECT id FROM handed_over)
 #: and the order a destination's freed slots are handed to its parked deliveries (RECORD); only
 #: the `first` of each destination gets a message now, the others wait parked for their turn.
 #: `status = 'failed'` makes a delivery recovered once, whatever runs at the same time.
-RECOVER = """
-UPDATE webhooks_delivery d
+RECOVER = f"""
+UPDATE {_DELIVERY} d
 SET status = 'pending', round_start_attempts = d.attempts,
     schedule_start = %(now)s + o.n * interval '1 microsecond',
     next_attempt_at = %(now)s + o.n * interval '1 microsecond',
     queued_at = CASE WHEN d.id = ANY(%(first)s::uuid[]) THEN %(now)s END,
     claim_token = NULL, claimed_until = NULL, delivered_at = NULL,
     url = COALESCE(
-        (SELECT k.webhook_url FROM tenants_apikey k
+        (SELECT k.webhook_url FROM {_API_KEY} k
          WHERE k.id = d.api_key_id AND k.is_active AND k.webhook_url <> ''),
         d.url
     )
 FROM unnest(%(ids)s::uuid[]) WITH ORDINALITY AS o(id, n)
 WHERE d.id = o.id AND d.status = 'failed'
 RETURNING d.id
-"""
+"""  # noqa: S608 - table names come from the models, values are parameters

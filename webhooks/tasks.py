@@ -3,10 +3,10 @@
 
 from celery import shared_task
 
-from webhooks import sending, services
+from webhooks import queueing, sending, services
 
 
-@shared_task(name="webhooks.deliver", acks_late=True, ignore_result=True)
+@shared_task(name=queueing.DELIVER_TASK, acks_late=True, ignore_result=True)
 def deliver(delivery_id: str) -> bool:
     """Makes the due attempt of one delivery; a duplicate message finds nothing to claim."""
     return sending.delivery_attempt(delivery_id=delivery_id)

@@ -19,7 +19,7 @@ from django.utils.text import slugify
 from delivery.errors import ValidationFailed
 from delivery.fields import is_iana_timezone, timezone_message
 from tenants.models import Organization
-from webhooks import erp_events
+from webhooks import events as webhook_events
 from zones import geocoding, spatial_index
 from zones.errors import (
     BlackoutDateTaken,
@@ -98,7 +98,7 @@ def _default_timezone(organization: Organization) -> str:
 
 def _changed(zone: Zone, *, deleted: bool = False) -> None:
     # contract "Management API": zone changes emit erp.polygon.updated, in the same transaction.
-    erp_events.polygon_updated_emit(zone=zone, deleted=deleted)
+    webhook_events.polygon_updated_emit(zone=zone, deleted=deleted)
     spatial_index.invalidate(organization_id=zone.organization_id)
 
 

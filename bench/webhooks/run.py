@@ -51,7 +51,7 @@ from django.db import transaction  # noqa: E402
 
 from bench.webhooks import noop  # noqa: E402
 from tenants.services import api_key_create, organization_create  # noqa: E402
-from webhooks import services  # noqa: E402
+from webhooks import events as webhook_events  # noqa: E402
 from webhooks.models import Delivery, DeliveryStatus  # noqa: E402
 
 # ----- the receiver (its own process: bench/webhooks/receiver.py) -----
@@ -168,7 +168,7 @@ def run_noop(count: int) -> Result:
 
 
 def _emit(organization, n: int) -> str:
-    event = services.event_emit(
+    event = webhook_events.event_emit(
         organization_id=organization.id,
         family="partner",
         event="order.created",

@@ -25,7 +25,7 @@ from integrations.services import windows as window_services
 from slots import services as slot_services
 from tenants.errors import DriverNotFound
 from tenants.models import Driver
-from webhooks import partner_events
+from webhooks import events as webhook_events
 
 #: contract "Orders": the only transitions allowed; anything else is a 409
 ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
@@ -198,7 +198,7 @@ def _partner_event_emit(order: Order, event: str, *, reason: str = "") -> None:
         }
     if reason:
         extra["reason"] = reason
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id=order.id,
         organization_id=order.organization_id,
         platform=order.platform,

@@ -22,7 +22,7 @@ from integrations.errors import (
 from integrations.models import Order, OrderFamily, OrderStatus
 from integrations.services import orders as order_services
 from integrations.services import windows as window_services
-from webhooks import partner_events
+from webhooks import events as webhook_events
 from zones import geocoding
 from zones import selectors as zone_selectors
 from zones.models import DISPATCH_PURPOSES, Zone
@@ -210,7 +210,7 @@ def partner_order_create(
             window_load=window_load,
             held_until=held_until,
         )
-        partner_events.order_event_emit(
+        webhook_events.order_event_emit(
             order_id=order.id,
             organization_id=organization_id,
             platform=platform,

@@ -16,7 +16,7 @@ from tests.slots.helpers import (
     make_zone,
     manager_client,
 )
-from webhooks.erp_events import hour_bucket_event_id
+from webhooks.events import hour_bucket_event_id
 
 pytestmark = pytest.mark.django_db
 

@@ -27,7 +27,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from delivery.celery import app as celery_app
-from webhooks import sending, services
+from webhooks import queueing, sending
 from zones.models import Zone
 
 #: a Redis database of the tests' own, so no other worker takes our messages (nor we theirs)
@@ -125,7 +125,7 @@ def dead_broker():
     _use_broker("redis://127.0.0.1:1/0")
     yield
     _use_broker(previous)
-    services.broker_breaker.reset()
+    queueing.broker_breaker.reset()
 
 
 @pytest.fixture

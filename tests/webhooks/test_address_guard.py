@@ -11,7 +11,8 @@ import pytest
 
 from tests.conftest import assert_error, make_api_key
 from tests.webhooks.conftest import STUB_HOST
-from webhooks import partner_events, tasks
+from webhooks import events as webhook_events
+from webhooks import tasks
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
@@ -188,7 +189,7 @@ def test_update_to_a_non_public_address_is_refused(
 
 
 def emit(organization) -> Delivery:
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
         organization_id=organization.id,
         platform="partner_a",

@@ -5,7 +5,8 @@ from django.test import Client
 
 from tenants.models import Membership, User
 from tests.conftest import make_api_key
-from webhooks import partner_events, tasks
+from webhooks import events as webhook_events
+from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +25,7 @@ def admin_client_for(organization, email="hook-admin@example.com") -> Client:
 
 
 def emit(organization, ref: str) -> Delivery:
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id=f"order-{ref}",
         organization_id=organization.id,
         platform="partner_a",

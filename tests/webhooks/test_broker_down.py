@@ -11,7 +11,8 @@ import uuid
 import pytest
 
 from tests.conftest import make_api_key
-from webhooks import partner_events, services
+from webhooks import events as webhook_events
+from webhooks import queueing
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db
@@ -21,11 +22,11 @@ def test_a_publish_with_the_broker_down_fails_at_once(
     organization, dead_broker, django_capture_on_commit_callbacks, caplog
 ):
     make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
-    services.broker_breaker.reset()  # no earlier failure spares us the attempt
+    queueing.broker_breaker.reset()  # no earlier failure spares us the attempt
 
     started = time.monotonic()
     with django_capture_on_commit_callbacks(execute=True):
-        partner_events.order_event_emit(
+        webhook_events.order_event_emit(
             order_id=str(uuid.uuid4()),
             organization_id=organization.id,
             platform="partner_a",

@@ -11,7 +11,8 @@ import time_machine
 from tenants.services import api_key_revoke, api_key_rotate, api_key_update
 from tests.conftest import make_api_key
 from tests.webhooks.conftest import independent_hmac_hex, make_zone
-from webhooks import erp_events, partner_events, sending, services, tasks
+from webhooks import events as webhook_events
+from webhooks import queueing, sending, services, tasks
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +21,7 @@ T0 = datetime(2030, 3, 4, 10, 15, 30, tzinfo=UTC)
 
 
 def emit_order_created(organization, platform="partner_a", ref="SO-1"):
-    return partner_events.order_event_emit(
+    return webhook_events.order_event_emit(
         order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
         organization_id=organization.id,
         platform=platform,
@@ -64,7 +65,7 @@ def test_partner_webhook_is_signed_with_the_webhook_secret(organization, receive
 def test_erp_webhook_is_signed_with_the_api_key_value(organization, receiver):
     zone = make_zone(organization, "North")
     issued = make_api_key(organization, "erp", webhook_url=receiver.url)
-    erp_events.slot_booked_emit(
+    webhook_events.slot_booked_emit(
         organization_id=organization.id,
         zone=zone,
         order_id="o-1",
@@ -153,7 +154,7 @@ def test_retries_follow_the_schedule_and_the_fifth_attempt_delivers(organization
     make_api_key(organization, "erp", webhook_url=receiver.url)
     receiver.statuses = [500, 502, 503, 500]
     with time_machine.travel(T0, tick=False) as clock:
-        erp_events.slot_booked_emit(
+        webhook_events.slot_booked_emit(
             organization_id=organization.id,
             zone=zone,
             order_id="o-2",
@@ -354,7 +355,7 @@ def test_sweep_queues_only_due_deliveries_without_a_live_message(
         # Just emitted: their messages are in the queue; the sweep leaves them alone.
         assert services.deliveries_sweep() == 0
         # A message lost at commit (broker down) is queued again after a while.
-        clock.move_to(T0 + timedelta(seconds=services.REQUEUE_AFTER_SECONDS + 1))
+        clock.move_to(T0 + timedelta(seconds=queueing.REQUEUE_AFTER_SECONDS + 1))
         with django_capture_on_commit_callbacks() as queued:
             assert services.deliveries_sweep() == 2
         assert len(queued) == 2
@@ -366,7 +367,7 @@ def test_sweep_queues_only_due_deliveries_without_a_live_message(
         first.refresh_from_db()
         assert first.next_attempt_at == T0 + timedelta(seconds=60)
         assert first.queued_at is None
-        horizon = services.countdown_horizon()
+        horizon = queueing.countdown_horizon()
         assert horizon == timedelta(seconds=6)  # the 5 s sweep interval + 1 s
         clock.move_to(T0 + timedelta(seconds=60) - horizon - timedelta(seconds=1))
         assert services.deliveries_sweep() == 0

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_api_key
-from webhooks import partner_events, tasks
+from webhooks import events as webhook_events
+from webhooks import tasks
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +31,7 @@ def snippet_defining(language: str, name: str) -> str:
 
 def a_real_delivery(organization, receiver):
     issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
         organization_id=organization.id,
         platform="partner_a",

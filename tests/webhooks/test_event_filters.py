@@ -8,7 +8,8 @@ from tests.conftest import assert_error, make_api_key
 from tests.tenants.test_admin import admin_client_for
 from tests.tenants.test_management_api import login, make_admin
 from tests.webhooks.conftest import make_zone
-from webhooks import catalog, erp_events, partner_events, tasks
+from webhooks import catalog, tasks
+from webhooks import events as webhook_events
 from webhooks.models import Delivery, Event
 
 pytestmark = pytest.mark.django_db
@@ -19,7 +20,7 @@ def keys_url(organization) -> str:
 
 
 def emit(organization, event: str, status: str, ref: str = "SO-1") -> None:
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
         organization_id=organization.id,
         platform="partner_a",
@@ -42,10 +43,12 @@ def test_the_catalogue_names_every_event_the_service_emits():
         "erp.slots.updated",
         "erp.polygon.updated",
     )
-    assert partner_events.ORDER_EVENTS == catalog.ORDER_EVENTS
-    assert {erp_events.SLOT_BOOKED, erp_events.SLOTS_UPDATED, erp_events.POLYGON_UPDATED} == set(
-        catalog.ERP_EVENTS
-    )
+    assert webhook_events.ORDER_EVENTS == catalog.ORDER_EVENTS
+    assert {
+        webhook_events.SLOT_BOOKED,
+        webhook_events.SLOTS_UPDATED,
+        webhook_events.POLYGON_UPDATED,
+    } == set(catalog.ERP_EVENTS)
 
 
 def test_provisioning_create_and_update_set_the_filter_shown_in_the_listing(
@@ -182,14 +185,14 @@ def test_a_filter_applies_to_erp_keys_and_an_empty_list_receives_nothing(organiz
         organization, "erp", webhook_url=receiver.url, webhook_events=["erp.slot.booked"]
     )
     make_api_key(organization, "partner_a", webhook_url=receiver.url, webhook_events=[])
-    erp_events.polygon_updated_emit(zone=make_zone(organization))
+    webhook_events.polygon_updated_emit(zone=make_zone(organization))
     emit(organization, "order.created", "pending")
     assert Event.objects.filter(organization=organization).count() == 2
     assert not Delivery.objects.filter(organization=organization).exists()
 
     # Null (every event) again: the next polygon change is delivered.
     api_key_update(api_key=erp.api_key, webhook_events=None)
-    erp_events.polygon_updated_emit(zone=make_zone(organization, name="South"))
+    webhook_events.polygon_updated_emit(zone=make_zone(organization, name="South"))
     assert Delivery.objects.filter(organization=organization).count() == 1
 
 

@@ -14,7 +14,8 @@ import time_machine
 from django.db import connection
 
 from tests.conftest import make_api_key, make_organization
-from webhooks import partner_events, sending, services
+from webhooks import events as webhook_events
+from webhooks import queueing, sending, services
 from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +24,7 @@ T0 = datetime(2030, 3, 4, 10, 15, 30, tzinfo=UTC)
 
 
 def emit(organization, ref: str) -> Delivery:
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id=str(uuid.uuid4()),
         organization_id=organization.id,
         platform="partner_a",
@@ -37,7 +38,7 @@ def emit(organization, ref: str) -> Delivery:
 def on_the_wire(delivery: Delivery, now: datetime) -> None:
     """As if a worker had claimed this delivery's attempt at `now`."""
     Delivery.objects.filter(pk=delivery.pk).update(
-        claim_token=uuid.uuid4(), claimed_until=now + services.claim_lease()
+        claim_token=uuid.uuid4(), claimed_until=now + queueing.claim_lease()
     )
 
 
@@ -132,11 +133,11 @@ def test_a_claim_older_than_the_timeout_frees_its_slot(organization, receiver, l
         first, second, third = (emit(organization, ref) for ref in ("A", "B", "C"))
         on_the_wire(first, T0)
         on_the_wire(second, T0)
-    at_timeout = T0 + timedelta(seconds=timeout + services.IN_FLIGHT_GRACE_SECONDS - 1)
+    at_timeout = T0 + timedelta(seconds=timeout + queueing.IN_FLIGHT_GRACE_SECONDS - 1)
     with time_machine.travel(at_timeout, tick=False):
         assert sending.delivery_attempt(delivery_id=third.id) is False
         Delivery.objects.filter(pk=third.pk).update(queued_at=at_timeout)
-    after_timeout = T0 + timedelta(seconds=timeout + services.IN_FLIGHT_GRACE_SECONDS + 1)
+    after_timeout = T0 + timedelta(seconds=timeout + queueing.IN_FLIGHT_GRACE_SECONDS + 1)
     with time_machine.travel(after_timeout, tick=False):
         assert sending.delivery_attempt(delivery_id=third.id) is True
         assert sending.delivery_attempt(delivery_id=first.id) is False  # still leased

@@ -8,7 +8,8 @@ from rest_framework.test import APIClient
 
 from tenants.models import Membership, User
 from tests.conftest import assert_error, make_api_key
-from webhooks import partner_events, tasks
+from webhooks import events as webhook_events
+from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +30,7 @@ def admin_client(organization, email="hooks-admin@example.com") -> APIClient:
 
 
 def emit(organization, ref: str) -> Delivery:
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id=f"order-{ref}",
         organization_id=organization.id,
         platform="partner_a",

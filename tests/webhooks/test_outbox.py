@@ -12,7 +12,8 @@ from django.utils import timezone
 from tenants.services import api_key_revoke
 from tests.conftest import make_api_key, make_organization
 from tests.webhooks.conftest import SQUARE, make_zone
-from webhooks import erp_events, partner_events, services, tasks
+from webhooks import events as webhook_events
+from webhooks import queueing, services, tasks
 from webhooks.models import Delivery, Event
 from zones import services as zone_services
 
@@ -22,7 +23,7 @@ T0 = datetime(2030, 3, 4, 10, 15, 30, tzinfo=UTC)
 
 
 def emit_partner(organization, platform="partner_a", event="order.created", extra=None):
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id="o-1",
         organization_id=organization.id,
         platform=platform,
@@ -52,7 +53,7 @@ def test_no_key_of_the_platform_records_the_event_without_a_delivery(organizatio
 def test_erp_events_go_to_the_erp_key(organization):
     make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/partner")
     erp_key = make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
-    erp_events.polygon_updated_emit(zone=make_zone(organization))
+    webhook_events.polygon_updated_emit(zone=make_zone(organization))
     delivery = Delivery.objects.get(organization=organization)
     assert (delivery.url, delivery.api_key_id) == ("http://127.0.0.1:9/erp", erp_key.api_key.id)
 
@@ -110,14 +111,14 @@ def test_delivery_task_is_queued_only_on_commit(organization, django_capture_on_
 
 def test_explicit_event_id_names_one_event(organization):
     make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
-    first = services.event_emit(
+    first = webhook_events.event_emit(
         organization_id=organization.id,
         family="erp",
         event="erp.slot.booked",
         event_id="erp.slot.booked:o-1",
         payload={"n": 1},
     )
-    again = services.event_emit(
+    again = webhook_events.event_emit(
         organization_id=organization.id,
         family="erp",
         event="erp.slot.booked",
@@ -132,7 +133,7 @@ def test_explicit_event_id_names_one_event(organization):
 def test_event_ids_are_unique_per_organization_only(organization):
     other = make_organization()
     for org in (organization, other):
-        services.event_emit(
+        webhook_events.event_emit(
             organization_id=org.id,
             family="erp",
             event="erp.slot.booked",
@@ -145,7 +146,7 @@ def test_event_ids_are_unique_per_organization_only(organization):
 def test_polygon_event_has_the_interface_payload_and_hour_bucket_id(organization):
     zone = make_zone(organization, "North Side", purpose="slot")
     with time_machine.travel(T0, tick=False):
-        erp_events.polygon_updated_emit(zone=zone)
+        webhook_events.polygon_updated_emit(zone=zone)
     event = Event.objects.get(organization=organization)
     assert event.name == "erp.polygon.updated"
     assert event.event_id == f"erp.polygon.updated:{zone.id}:2030-03-04T10"
@@ -161,7 +162,7 @@ def test_polygon_event_has_the_interface_payload_and_hour_bucket_id(organization
 
 def test_deleted_zone_event_says_so(organization):
     zone = make_zone(organization)
-    erp_events.polygon_updated_emit(zone=zone, deleted=True)
+    webhook_events.polygon_updated_emit(zone=zone, deleted=True)
     assert Event.objects.get(organization=organization).payload["deleted"] is True
 
 
@@ -169,7 +170,7 @@ def test_hour_bucket_is_utc(organization):
     zone = make_zone(organization)
     local_evening = datetime.fromisoformat("2030-03-04T23:30:00-05:00")  # 04:30 UTC next day
     with time_machine.travel(local_evening, tick=False):
-        erp_events.polygon_updated_emit(zone=zone)
+        webhook_events.polygon_updated_emit(zone=zone)
     assert Event.objects.get().event_id == f"erp.polygon.updated:{zone.id}:2030-03-05T04"
 
 
@@ -190,7 +191,7 @@ def test_slots_updated_payload_and_id(organization):
         {"date": "2030-03-05", "templateId": "t-1", "capacity": 10, "booked": 2, "available": 8}
     ]
     with time_machine.travel(T0, tick=False):
-        erp_events.slots_updated_emit(zone=zone, slots=slots, availability=availability)
+        webhook_events.slots_updated_emit(zone=zone, slots=slots, availability=availability)
     event = Event.objects.get(organization=organization)
     assert event.event_id == f"erp.slots.updated:{zone.id}:2030-03-04T10"
     assert event.payload == {
@@ -208,11 +209,11 @@ def test_unsent_hour_bucket_event_takes_the_newer_payload(organization):
     make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
     zone = make_zone(organization)
     with time_machine.travel(T0, tick=False) as clock:
-        erp_events.polygon_updated_emit(zone=zone)
+        webhook_events.polygon_updated_emit(zone=zone)
         zone.name = "Renamed"
         zone.save()
         clock.move_to(T0 + timedelta(minutes=40))
-        erp_events.polygon_updated_emit(zone=zone)
+        webhook_events.polygon_updated_emit(zone=zone)
     event = Event.objects.get(organization=organization)
     assert event.payload["polygon_name"] == "Renamed"
     assert Delivery.objects.filter(organization=organization).count() == 1
@@ -222,9 +223,9 @@ def test_next_hour_is_a_new_event(organization):
     make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
     zone = make_zone(organization)
     with time_machine.travel(T0, tick=False) as clock:
-        erp_events.polygon_updated_emit(zone=zone)
+        webhook_events.polygon_updated_emit(zone=zone)
         clock.move_to(T0 + timedelta(minutes=45))  # 11:00:30
-        erp_events.polygon_updated_emit(zone=zone)
+        webhook_events.polygon_updated_emit(zone=zone)
     assert sorted(Event.objects.values_list("event_id", flat=True)) == [
         f"erp.polygon.updated:{zone.id}:2030-03-04T10",
         f"erp.polygon.updated:{zone.id}:2030-03-04T11",
@@ -236,11 +237,11 @@ def test_a_change_after_sending_starts_a_new_event_with_the_same_id(organization
     make_api_key(organization, "erp", webhook_url=receiver.url)
     zone = make_zone(organization)
     with time_machine.travel(T0, tick=False):
-        erp_events.polygon_updated_emit(zone=zone)
+        webhook_events.polygon_updated_emit(zone=zone)
         first = Delivery.objects.get(organization=organization)
         assert tasks.deliver(str(first.id)) is True
         zone.enabled = False
-        erp_events.polygon_updated_emit(zone=zone)
+        webhook_events.polygon_updated_emit(zone=zone)
     events = Event.objects.filter(organization=organization)
     assert events.count() == 2
     sent, newer = events.get(is_open=False), events.get(is_open=True)
@@ -253,8 +254,8 @@ def test_a_change_after_sending_starts_a_new_event_with_the_same_id(organization
 def test_coalesced_events_of_different_zones_stay_apart(organization):
     north, south = make_zone(organization, "North"), make_zone(organization, "South")
     with time_machine.travel(T0, tick=False):
-        erp_events.polygon_updated_emit(zone=north)
-        erp_events.polygon_updated_emit(zone=south)
+        webhook_events.polygon_updated_emit(zone=north)
+        webhook_events.polygon_updated_emit(zone=south)
     assert Event.objects.filter(organization=organization).count() == 2
 
 
@@ -273,7 +274,7 @@ def test_broker_down_at_commit_is_logged_not_raised(
         emit_partner(organization)
     assert time.monotonic() - started < 0.5
     # Both are pending, found by the sweep once their message is presumed lost.
-    later = timezone.now() + timedelta(seconds=services.REQUEUE_AFTER_SECONDS + 1)
+    later = timezone.now() + timedelta(seconds=queueing.REQUEUE_AFTER_SECONDS + 1)
     assert services.deliveries_sweep(now=later) == 2
 
 
@@ -308,7 +309,7 @@ def test_zone_delete_through_the_zones_service_emits_a_deleted_polygon(organizat
 
 def test_payload_values_are_json_like_api_responses(organization):
     order_id = uuid.UUID("5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11")
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id=order_id,
         organization_id=organization.id,
         platform="partner_a",
@@ -328,7 +329,7 @@ def test_payload_values_are_json_like_api_responses(organization):
 
 def test_emit_returns_the_recorded_event(organization):
     make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
-    event = services.event_emit(
+    event = webhook_events.event_emit(
         organization_id=organization.id,
         family="partner",
         event="order.created",

@@ -13,7 +13,8 @@ from tenants.models import Membership, User
 from tests.conftest import assert_error, make_api_key, make_organization
 from tests.tenants.test_management_api import PASSWORD, login, make_admin
 from tests.webhooks.test_worker import wait_until
-from webhooks import partner_events, tasks
+from webhooks import events as webhook_events
+from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
 T0 = datetime(2030, 3, 4, 10, 0, tzinfo=UTC)
@@ -24,7 +25,7 @@ def iso(moment: datetime) -> str:
 
 
 def emit(organization, ref: str, platform: str = "partner_a") -> None:
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id=f"order-{ref}",
         organization_id=organization.id,
         platform=platform,

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from tests.conftest import make_api_key, make_organization
-from webhooks import partner_events, tasks
+from webhooks import events as webhook_events
+from webhooks import tasks
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
 #: how far from its due time an attempt may reach the receiver
@@ -16,7 +17,7 @@ TOLERANCE_SECONDS = 1.0
 
 
 def emit_order_created(organization) -> Delivery:
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
         organization_id=organization.id,
         platform="partner_a",

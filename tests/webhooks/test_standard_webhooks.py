@@ -15,14 +15,15 @@ from delivery.encryption import encrypt_text
 from tenants.models import ApiKey
 from tests.conftest import make_api_key
 from tests.webhooks.conftest import independent_hmac_hex, make_zone
-from webhooks import erp_events, partner_events, tasks
+from webhooks import events as webhook_events
+from webhooks import tasks
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db
 
 
 def emit_order_created(organization, ref="SO-1"):
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
         organization_id=organization.id,
         platform="partner_a",
@@ -62,7 +63,7 @@ def test_partner_delivery_verifies_with_the_standard_webhooks_library(organizati
 
 def test_erp_delivery_verifies_with_the_standard_webhooks_library(organization, receiver):
     issued = make_api_key(organization, "erp", webhook_url=receiver.url)
-    erp_events.polygon_updated_emit(zone=make_zone(organization))
+    webhook_events.polygon_updated_emit(zone=make_zone(organization))
     deliver_all(organization)
 
     (request,) = receiver.wait_for(1)

@@ -13,12 +13,13 @@ from django.db import connection, transaction
 
 from tests.conftest import make_api_key, make_organization
 from tests.webhooks.conftest import independent_hmac_hex, make_zone
-from webhooks import erp_events, partner_events, sending, services
+from webhooks import events as webhook_events
+from webhooks import queueing, sending, services
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event
 
 
 def emit_order_created(organization, ref: str) -> None:
-    partner_events.order_event_emit(
+    webhook_events.order_event_emit(
         order_id=f"order-{ref}",
         organization_id=organization.id,
         platform="partner_a",
@@ -61,7 +62,7 @@ def test_erp_event_from_a_zone_edit_is_delivered_by_the_worker(celery_worker, re
     issued = make_api_key(organization, "erp", webhook_url=receiver.url)
     with transaction.atomic():
         zone = make_zone(organization)
-        erp_events.polygon_updated_emit(zone=zone)
+        webhook_events.polygon_updated_emit(zone=zone)
 
     (request,) = receiver.wait_for(1)
     assert request.headers["X-Webhook-Signature"] == independent_hmac_hex(
@@ -88,16 +89,16 @@ def test_rolled_back_transaction_sends_nothing(celery_worker, receiver):
 def test_sweep_sends_deliveries_whose_message_was_lost(celery_worker, receiver):
     organization = make_organization()
     make_api_key(organization, "partner_a", webhook_url=receiver.url)
-    services.broker_breaker.trip()  # as if the broker had been down at commit
+    queueing.broker_breaker.trip()  # as if the broker had been down at commit
     try:
         emit_order_created(organization, "SO-lost")
     finally:
-        services.broker_breaker.reset()
+        queueing.broker_breaker.reset()
     time.sleep(0.3)
     assert receiver.requests == []
 
     later = Delivery.objects.get(organization=organization).queued_at
-    later += timedelta(seconds=services.REQUEUE_AFTER_SECONDS + 1)
+    later += timedelta(seconds=queueing.REQUEUE_AFTER_SECONDS + 1)
     assert services.deliveries_sweep(now=later) == 1
     (request,) = receiver.wait_for(1)
     assert request.json["payload"]["externalRef"] == "SO-lost"
@@ -151,7 +152,7 @@ def test_change_during_sending_is_not_lost(transactional_db, receiver):
     organization = make_organization()
     make_api_key(organization, "erp", webhook_url=receiver.url)
     zone = make_zone(organization)
-    erp_events.polygon_updated_emit(zone=zone)
+    webhook_events.polygon_updated_emit(zone=zone)
     delivery_id = Delivery.objects.get(organization=organization).id
 
     zone.name = "Changed while sending"
@@ -160,7 +161,7 @@ def test_change_during_sending_is_not_lost(transactional_db, receiver):
     def edit() -> None:
         try:
             with transaction.atomic():
-                erp_events.polygon_updated_emit(zone=zone)
+                webhook_events.polygon_updated_emit(zone=zone)
                 started.set()
                 time.sleep(0.3)  # the sender's claim waits for this transaction
         finally:
@@ -191,7 +192,7 @@ def test_concurrent_changes_coalesce_into_one_open_event(transactional_db):
                 barrier.wait()
                 zone_copy = type(zone).objects.get(pk=zone.pk)
                 zone_copy.name = name
-                erp_events.polygon_updated_emit(zone=zone_copy)
+                webhook_events.polygon_updated_emit(zone=zone_copy)
                 time.sleep(0.2)
         except Exception as exc:
             errors.append(exc)

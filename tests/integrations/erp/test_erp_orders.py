@@ -29,7 +29,7 @@ from tests.slots.helpers import (
     order_deliver,
     order_fail,
 )
-from webhooks.erp_events import hour_bucket_event_id
+from webhooks.events import hour_bucket_event_id
 from zones import services as zone_services
 
 pytestmark = pytest.mark.django_db
