@@ -2,6 +2,7 @@
 
 import functools
 import re
+import uuid
 import zoneinfo
 from datetime import date, datetime
 
@@ -240,3 +241,12 @@ def page_field(**kwargs) -> serializers.IntegerField:
         },
         **kwargs,
     )
+
+
+def parse_uuid(value) -> uuid.UUID | None:
+    """An id from a path, query or body as a UUID; None for anything malformed, so a lookup can
+    answer a malformed id exactly as an unknown one (contract "Errors")."""
+    try:
+        return uuid.UUID(str(value))
+    except (TypeError, ValueError, AttributeError):
+        return None

@@ -6,13 +6,13 @@ from django import forms
 from django.contrib import admin, messages
 
 from delivery.errors import ApplicationError
+from delivery.fields import parse_uuid
 from integrations.models import Order, OrderStatus, OrderStatusEvent
 from integrations.services import orders as order_services
 from integrations.services import sandbox
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.admin_site import administered_organization_ids
 from tenants.models import Driver
-from tenants.selectors import parse_uuid
 
 
 class OrderStatusEventInline(admin.TabularInline):

@@ -15,12 +15,12 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast, Coalesce
 
+from delivery.fields import parse_uuid
 from delivery.queries import unique_row
 from integrations import windows
 from integrations.errors import OrderNotFound
 from integrations.external_refs import could_be_stored
 from integrations.models import DeliveryWindowLoad, Order, OrderFamily, OrderStatusEvent
-from tenants.selectors import parse_uuid
 from zones import geocoding
 from zones import selectors as zone_selectors
 from zones.errors import NoZoneForAddress, ZoneNameNotFound

@@ -6,6 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from delivery.errors import ValidationFailed
+from delivery.fields import parse_uuid
 from delivery.schema import errors
 from slots import selectors, services
 from slots.serializers import (
@@ -22,7 +23,6 @@ from slots.serializers import (
     SlotTemplateSeedInput,
 )
 from tenants.api_bases import ApiKeyApiView, ManagementApiView
-from tenants.selectors import parse_uuid
 from zones import selectors as zone_selectors
 
 MANAGEMENT = ["management"]

@@ -18,6 +18,7 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from delivery.fields import parse_uuid
 from delivery.queries import unique_row
 from slots.errors import NoSlotZoneForPoint, SlotNotFound
 from slots.models import SlotBooking, SlotDay, SlotTemplate, vehicle_capacity_total
@@ -31,7 +32,6 @@ from slots.occurrences import (
     occurrence_cached,
     zone_tz,
 )
-from tenants.selectors import parse_uuid
 from zones import selectors as zone_selectors
 from zones.errors import ZoneNotFound
 from zones.models import SLOT_PURPOSES, Zone, ZoneBlackout

@@ -15,6 +15,7 @@ from delivery.fields import (
     date_message,
     is_iana_timezone,
     parse_date,
+    parse_uuid,
     timezone_message,
 )
 from delivery.serializers import CrossFieldSerializer
@@ -34,7 +35,6 @@ from slots.selectors import (
     template_times,
 )
 from slots.services import slot_duration_derive
-from tenants.selectors import parse_uuid
 
 #: contract "Slots and windows": a bulk range over this many days is refused
 MAX_RANGE_DAYS = 31

@@ -22,6 +22,7 @@ from shapely.geometry import Point
 
 from delivery import metrics
 from delivery.errors import BadRequest, ValidationFailed
+from delivery.fields import parse_uuid
 from slots import selectors
 from slots.errors import (
     DropoffOutsideZone,
@@ -44,7 +45,6 @@ from slots.occurrences import (
     minutes_of,
 )
 from tenants.models import Organization
-from tenants.selectors import parse_uuid
 from webhooks import events as webhook_events
 from zones import selectors as zone_selectors
 from zones.geometry import polygon_from_geodata

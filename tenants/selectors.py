@@ -1,11 +1,10 @@
 """Reads on organizations, users, API keys and tokens."""
 
-import uuid
-
 from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from delivery.fields import parse_uuid
 from tenants import keycache
 from tenants.errors import (
     ApiKeyInvalid,
@@ -18,13 +17,6 @@ from tenants.errors import (
 from tenants.keycache import ApiKeyPrincipal
 from tenants.models import ApiKey, AuthToken, Driver, Organization, OrgRole, User
 from tenants.services import secret_digest
-
-
-def parse_uuid(value) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(str(value))
-    except (TypeError, ValueError, AttributeError):
-        return None
 
 
 def organization_get(*, organization_id) -> Organization:

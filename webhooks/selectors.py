@@ -4,8 +4,8 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from delivery.fields import parse_uuid
 from tenants.models import Organization
-from tenants.selectors import parse_uuid
 from webhooks.errors import DeliveryNotFound
 from webhooks.models import Delivery
 

@@ -17,7 +17,7 @@ from enum import StrEnum
 
 from django.db.models import QuerySet
 
-from tenants.selectors import parse_uuid
+from delivery.fields import parse_uuid
 from zones import geocoding, spatial_index
 from zones.errors import (
     BlackoutNotFound,
