@@ -1,4 +1,4 @@
-"""Benchmark harness (../shared/BENCH.md): start the service as in production, drive it with wrk.
+"""Benchmark harness (docs/performance.md): start the service as in production, drive it with wrk.
 
 Everything runs on loopback and is bounded in time. Figures are reported as ratios to reference
 endpoints measured in the same run, since absolute figures move 25-40 % between runs here.

@@ -1,4 +1,4 @@
-"""The whole benchmark in one run (issue 8, ../shared/BENCH.md): `make bench`.
+"""The whole benchmark in one run (docs/performance.md): `make bench`.
 
     .venv/bin/python bench/run.py            # ~12-15 minutes: 3 interleaved rounds of 8 s each
     .venv/bin/python bench/run.py --quick    # smoke run: 1 round of 3 s, fewer webhook events

@@ -1,4 +1,4 @@
--- POST a partner order per request with a unique externalRef and Idempotency-Key (BENCH.md).
+-- POST a partner order per request with a unique externalRef and Idempotency-Key (docs/performance.md).
 -- BENCH_RUN makes the refs of one wrk run unique; BENCH_WINDOWS (comma-separated ISO starts,
 -- optional) rotates the delivery window booked.
 dofile(os.getenv("BENCH_COMMON_LUA"))

@@ -1,4 +1,4 @@
-"""Resolve-zone cost for organizations with 1, 100 and 1,000 zones (issue 3, BENCH.md).
+"""Resolve-zone cost for organizations with 1, 100 and 1,000 zones (docs/performance.md).
 
     export DATABASE_URL=postgres://postgres@127.0.0.1:5432/delivery_bench
     .venv/bin/python manage.py migrate
@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "delivery.settings")
-os.environ.setdefault("RATELIMIT_ENABLE", "false")  # BENCH.md: limits off for load tests
+os.environ.setdefault("RATELIMIT_ENABLE", "false")  # docs/performance.md: limits off for load tests
 
 import django
 

@@ -1,4 +1,4 @@
-"""Slot benchmarks (../shared/BENCH.md, issue 6): availability and ERP booking under load.
+"""Slot benchmarks (docs/performance.md): availability and ERP booking under load.
 
 The service runs as in production (gunicorn `-c gunicorn.conf.py` on 127.0.0.1:8012, sync
 workers, persistent connections, Celery worker and beat, `RATELIMIT_ENABLE=false`,

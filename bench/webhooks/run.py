@@ -1,4 +1,4 @@
-"""Webhook delivery benchmark (../shared/BENCH.md, last row of the targets).
+"""Webhook delivery benchmark (docs/performance.md, last row of the targets).
 
 Delivers events to a local receiver (receiver.py: a threaded HTTP server on 127.0.0.1 in its own
 process) through a real Celery worker started with the pool settings of docker-compose, and
