@@ -1,8 +1,12 @@
 """Query helpers shared by the apps' selectors."""
 
-from typing import TypeVar
+from collections.abc import Callable
+from enum import Enum
+from typing import Generic, TypeVar
 
-from django.db.models import Model, QuerySet
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import Expression, Model, QuerySet
+from django.db.models.query import get_related_populators
 
 M = TypeVar("M", bound=Model)
 
@@ -15,3 +19,95 @@ def unique_row(queryset: QuerySet[M]) -> M | None:
     relation), all for one row. Without ORDER BY, a slice of one.
     """
     return next(iter(queryset.order_by()[:1]), None)
+
+
+class Param(Expression):
+    """A named value of a `CompiledQuery`: compiles to a placeholder whose value each run gives.
+
+    The value goes to the database as the driver adapts it (str, int, UUID, date, datetime; a
+    choices member as its value); Django's per-field preparation is skipped, so pass values of
+    the column's own type.
+    """
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+
+    def as_sql(self, compiler, connection):
+        return "%s", [_Slot(self.name)]
+
+    def resolve_expression(self, *args, **kwargs):
+        return self
+
+    @property
+    def output_field(self):
+        # A lookup only asks to know whether to cast; the column on the other side decides.
+        return None
+
+    def get_group_by_cols(self):
+        return []
+
+
+class _Slot:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+class CompiledQuery(Generic[M]):
+    """A queryset compiled to SQL once per process, then run with new values.
+
+    Django compiles a queryset on every run: for a lookup by key with its relations that is most
+    of the request's CPU (docs/performance.md). `build` returns the queryset with `Param`s where
+    the values go; the first run compiles it, every run executes the same SQL and builds the
+    model instances (with their `select_related` relations) as Django's own iterator does.
+    """
+
+    def __init__(self, build: Callable[[], QuerySet[M]], using: str = DEFAULT_DB_ALIAS):
+        self._build = build
+        self._using = using
+        self._compiled = None
+
+    def _compile(self):
+        if self._compiled is None:
+            compiler = self._build().query.get_compiler(using=self._using)
+            sql, params = compiler.as_sql()
+            self._compiled = (compiler, sql, tuple(params))
+        return self._compiled
+
+    def rows(self, **values) -> list[M]:
+        compiler, sql, params = self._compile()
+        bound = [_plain(values[p.name]) if isinstance(p, _Slot) else p for p in params]
+        with connections[self._using].cursor() as cursor:
+            cursor.execute(sql, bound)
+            fetched = cursor.fetchall()
+        return list(_instances(compiler, fetched, self._using))
+
+    def first(self, **values) -> M | None:
+        found = self.rows(**values)
+        return found[0] if found else None
+
+
+def _plain(value):
+    # A choices member (`OrderFamily.PARTNER`) goes to the database as its value, as Django
+    # would send it; the driver alone would send an Enum's name.
+    return value.value if isinstance(value, Enum) else value
+
+
+def _instances(compiler, fetched: list, db: str):
+    """Django's ModelIterable over rows already fetched (converters, relations, annotations)."""
+    select, klass_info = compiler.select, compiler.klass_info
+    model_cls = klass_info["model"]
+    select_fields = klass_info["select_fields"]
+    start, end = select_fields[0], select_fields[-1] + 1
+    init_list = [column[0].target.attname for column in select[start:end]]
+    related_populators = get_related_populators(klass_info, select, db)
+    annotations = compiler.annotation_col_map
+    for row in compiler.results_iter([fetched]):
+        instance = model_cls.from_db(db, init_list, row[start:end])
+        for populator in related_populators:
+            populator.populate(row, instance)
+        for attr_name, position in annotations.items():
+            setattr(instance, attr_name, row[position])
+        yield instance

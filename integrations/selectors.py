@@ -16,7 +16,7 @@ from django.db.models import (
 from django.db.models.functions import Cast, Coalesce
 
 from delivery.fields import parse_uuid
-from delivery.queries import unique_row
+from delivery.queries import CompiledQuery, Param, unique_row
 from integrations import windows
 from integrations.errors import OrderNotFound
 from integrations.external_refs import could_be_stored
@@ -32,6 +32,19 @@ def _with_relations(queryset: QuerySet[Order]) -> QuerySet[Order]:
     return queryset.select_related("zone", "driver").defer("zone__geodata")
 
 
+def _order_by_ref(**family):
+    return _with_relations(
+        Order.objects.filter(
+            organization_id=Param("organization_id"), external_ref=Param("external_ref"), **family
+        )
+    ).order_by()[:1]
+
+
+# An order read by its ref is the partner's hottest read: compiled once (delivery/queries.py).
+_ORDER_BY_REF = CompiledQuery(_order_by_ref)
+_ORDER_OF_FAMILY_BY_REF = CompiledQuery(lambda: _order_by_ref(family=Param("family")))
+
+
 def order_get_by_external_ref(
     *, organization_id, external_ref: str, family: str | None = None
 ) -> Order:
@@ -40,10 +53,12 @@ def order_get_by_external_ref(
     if not could_be_stored(external_ref):
         # Text no ref can hold (a NUL from the path, say) is unknown without asking the database.
         raise OrderNotFound()
-    qs = Order.objects.filter(organization_id=organization_id, external_ref=external_ref)
-    if family is not None:
-        qs = qs.filter(family=family)
-    order = unique_row(_with_relations(qs))
+    if family is None:
+        order = _ORDER_BY_REF.first(organization_id=organization_id, external_ref=external_ref)
+    else:
+        order = _ORDER_OF_FAMILY_BY_REF.first(
+            organization_id=organization_id, external_ref=external_ref, family=family
+        )
     if order is None:
         raise OrderNotFound()
     return order

@@ -3,7 +3,7 @@ from django.urls import path
 from delivery.routing import route
 from integrations.erp import apis
 
-BASE = "integrations/erp"
+BASE = "erp"
 
 
 def _external_ref_route(pattern: str, view) -> list:

@@ -15,7 +15,7 @@ def _external_ref_route(pattern: str, view) -> list:
 
 urlpatterns: list = []
 for integration in PARTNER_INTEGRATIONS:
-    base = f"integrations/{integration}"
+    base = integration
     urlpatterns += [
         *route(f"{base}/orders", apis.PartnerOrdersApi.as_view(integration=integration)),
         *route(
