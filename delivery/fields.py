@@ -1,15 +1,54 @@
 """Serializer fields that refuse what DRF would silently coerce (a number as a string, ...)."""
 
 import functools
+import math
 import re
 import uuid
 import zoneinfo
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+
+def field_messages(field: str, **extra) -> dict:
+    """The messages of a text field that names itself in each (contract "Errors"):
+    `externalRef required`, `notes must be a string`."""
+    return {
+        "required": f"{field} required",
+        "null": f"{field} required",
+        "blank": f"{field} must not be empty",
+        "invalid": f"{field} must be a string",
+        **extra,
+    }
+
+
+def required_messages(message: str, **extra) -> dict:
+    """One message for a value that is missing, null or blank (`name is required`)."""
+    return {"required": message, "blank": message, "null": message, **extra}
+
+
+def is_json_number(data) -> bool:
+    """An int or a float, as JSON numbers arrive; not a boolean (which Python counts as an int)."""
+    return isinstance(data, int | float) and not isinstance(data, bool)
+
+
+def one_of_message(field: str, choices: Iterable[str]) -> str:
+    return f"{field} must be one of: {', '.join(choices)}"
+
+
+def choice_field(
+    field: str, choices: Sequence[str], *, missing: str | None = None, **kwargs
+) -> serializers.ChoiceField:
+    """A choice among `choices` whose messages name the field; `missing` is the message of an
+    absent or null value (DRF's own otherwise)."""
+    messages = {"invalid_choice": one_of_message(field, choices)}
+    if missing is not None:
+        messages.update(required=missing, null=missing)
+    return serializers.ChoiceField(choices=choices, error_messages=messages, **kwargs)
 
 
 class StrictCharField(serializers.CharField):
@@ -36,7 +75,7 @@ class StrictFloatField(serializers.FloatField):
     default_error_messages = {"invalid": "must be a number"}
 
     def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int | float):
+        if not is_json_number(data):
             self.fail("invalid")
         return super().to_internal_value(data)
 
@@ -60,6 +99,42 @@ class StrictEmailField(StrictCharField):
         return value
 
 
+class NamedTextField(StrictCharField):
+    """A JSON string of at most `max_length` characters, trimmed; every message names the field.
+    An optional one (`required=False`) may also be null or blank."""
+
+    def __init__(self, field: str, max_length: int | None, *, required: bool = True, **kwargs):
+        self.field_label = field
+        length_message = {"max_length": f"{field} must be at most {max_length} characters"}
+        messages = field_messages(
+            field, **(length_message if max_length else {}), **kwargs.pop("error_messages", {})
+        )
+        kwargs.setdefault("allow_null", not required)
+        kwargs.setdefault("allow_blank", not required)
+        super().__init__(
+            max_length=max_length, required=required, error_messages=messages, **kwargs
+        )
+
+
+class TextChoiceField(NamedTextField):
+    """A JSON string among `choices` (optional and nullable unless told otherwise)."""
+
+    def __init__(self, field: str, choices: list[str], *, max_length=None, **kwargs):
+        self.choices = choices
+        self.choices_message = one_of_message(field, choices)
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("allow_null", True)
+        kwargs.setdefault("allow_blank", False)
+        super().__init__(field, max_length, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value not in self.choices:
+            raise serializers.ValidationError(self.choices_message)
+        return value
+
+
+PHONE_MESSAGE = "must be a phone number: + optional, then 7 to 15 digits"
 _PHONE_SEPARATORS = re.compile(r"[\s\-()]")
 _PHONE = re.compile(r"^\+?[0-9]{7,15}$")
 
@@ -72,13 +147,20 @@ def normalize_phone(value: str) -> str | None:
 
 
 class PhoneField(StrictCharField):
-    default_error_messages = {
-        "invalid": "must be a string",
-        "phone": "must be a phone number: + optional, then 7 to 15 digits",
-    }
+    """A phone number, normalized (normalize_phone). Given `field`, every message names it
+    (`recipientPhone required`), as NamedTextField's do."""
 
-    def __init__(self, **kwargs):
+    default_error_messages = {"invalid": "must be a string", "phone": PHONE_MESSAGE}
+
+    def __init__(self, field: str | None = None, **kwargs):
         kwargs.setdefault("max_length", 32)
+        if field is not None:
+            kwargs["error_messages"] = field_messages(
+                field,
+                max_length=f"{field} must be at most {kwargs['max_length']} characters",
+                phone=f"{field} {PHONE_MESSAGE}",
+                **kwargs.get("error_messages", {}),
+            )
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
@@ -87,6 +169,56 @@ class PhoneField(StrictCharField):
         if normalized is None:
             self.fail("phone")
         return normalized
+
+
+class CoordinateField(StrictFloatField):
+    """A latitude (`bound` 90) or longitude (`bound` 180): a JSON number within [-bound, bound]
+    (contract "Orders"). An optional one may be null."""
+
+    def __init__(self, field: str, bound: int, *, required: bool = True, **kwargs):
+        self.field_label = field
+        self.bound = bound
+        kwargs.setdefault("allow_null", not required)
+        super().__init__(
+            required=required,
+            error_messages=field_messages(field, invalid=f"{field} must be a number"),
+            **kwargs,
+        )
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not -self.bound <= value <= self.bound:
+            raise serializers.ValidationError(
+                f"{self.field_label} must be between -{self.bound} and {self.bound}"
+            )
+        return value
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer: not a string, not a boolean, not a fraction."""
+
+    default_error_messages = {"invalid": "must be an integer"}
+
+    def to_internal_value(self, data):
+        whole = is_json_number(data) and (
+            isinstance(data, int) or (math.isfinite(data) and data.is_integer())
+        )
+        if not whole:
+            self.fail("invalid")
+        return super().to_internal_value(int(data))
+
+
+class BoundedIntegerField(StrictIntegerField):
+    """A StrictIntegerField within [min, max]; the range message names both bounds."""
+
+    def __init__(self, *, min_value: int, max_value: int, **kwargs):
+        range_message = f"must be between {min_value} and {max_value}"
+        kwargs["error_messages"] = {
+            "max_value": range_message,
+            "min_value": range_message,
+            **kwargs.get("error_messages", {}),
+        }
+        super().__init__(min_value=min_value, max_value=max_value, **kwargs)
 
 
 # ----- dates, date-times and time zones: one reading for every field that takes them -----
@@ -137,63 +269,53 @@ def datetime_message(field: str) -> str:
     return f"{field} must be an ISO 8601 date-time"
 
 
-@extend_schema_field({"type": "string", "format": "date"})
-class DateTextField(StrictCharField):
-    """A JSON string `YYYY-MM-DD` read with parse_date; the field's messages name it."""
+class _ParsedTextField(StrictCharField):
+    """A JSON string read by `parse` (None when not valid) into a `value_type`; every message
+    names the field, `message` the one of a value present but not valid."""
+
+    value_type: type
+    parse: Callable[[object], object]
+    message: Callable[[str], str]
 
     def __init__(self, field: str, **kwargs):
         self.field_label = field
-        messages = {
-            "required": f"{field} required",
-            "null": f"{field} required",
-            "blank": date_message(field),
-            "invalid": date_message(field),
-            **kwargs.pop("error_messages", {}),
-        }
+        invalid = type(self).message(field)
+        messages = field_messages(
+            field, blank=invalid, invalid=invalid, **kwargs.pop("error_messages", {})
+        )
         # " 2030-01-06" is not the format: no trimming before the pattern.
         super().__init__(error_messages=messages, trim_whitespace=False, **kwargs)
 
     def to_internal_value(self, data):
-        day = parse_date(super().to_internal_value(data))
-        if day is None:
+        value = type(self).parse(super().to_internal_value(data))
+        if value is None:
             self.fail("invalid")
-        return day
+        return value
 
     def run_validators(self, value):
-        # The value is a date by now; the text was checked by the pattern.
+        # The value is parsed by now; the text was checked by the pattern.
         return None
 
     def to_representation(self, value):
-        return value.isoformat() if isinstance(value, date) else value
+        return value.isoformat() if isinstance(value, self.value_type) else value
+
+
+@extend_schema_field({"type": "string", "format": "date"})
+class DateTextField(_ParsedTextField):
+    """A JSON string `YYYY-MM-DD` read with parse_date; the field's messages name it."""
+
+    value_type = date
+    parse = staticmethod(parse_date)
+    message = staticmethod(date_message)
 
 
 @extend_schema_field({"type": "string", "format": "date-time"})
-class DateTimeTextField(StrictCharField):
-    """A JSON string read with parse_date_time (an offset optional: naive when missing)."""
+class DateTimeTextField(_ParsedTextField):
+    """A JSON string read with parse_datetime (an offset optional: naive when missing)."""
 
-    def __init__(self, field: str, **kwargs):
-        self.field_label = field
-        messages = {
-            "required": f"{field} required",
-            "null": f"{field} required",
-            "blank": datetime_message(field),
-            "invalid": datetime_message(field),
-            **kwargs.pop("error_messages", {}),
-        }
-        # " 2030-01-06" is not the format: no trimming before the pattern.
-        super().__init__(error_messages=messages, trim_whitespace=False, **kwargs)
-
-    def to_internal_value(self, data):
-        moment = parse_datetime(super().to_internal_value(data))
-        if moment is None:
-            self.fail("invalid")
-        return moment
-
-    def run_validators(self, value):
-        return None
-
-    def to_representation(self, value):
-        return value.isoformat() if isinstance(value, datetime) else value
+    value_type = datetime
+    parse = staticmethod(parse_datetime)
+    message = staticmethod(datetime_message)
 
 
 #: IANA names, canonical and backward (links), as the system's database lists them, without the
@@ -219,6 +341,20 @@ def timezone_message(name: str) -> str:
     return f"timezone {name} is not an IANA time zone name"
 
 
+class TimezoneField(StrictCharField):
+    """An IANA time zone name (`Europe/Berlin`)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 64)
+        super().__init__(**kwargs)
+
+    def run_validators(self, value):
+        # After the length check, as a `validate_timezone` would run: its message stays first.
+        super().run_validators(value)
+        if not is_iana_timezone(value):
+            raise serializers.ValidationError(timezone_message(value))
+
+
 # ----- integers in query strings -----
 
 #: The highest page number asked for: beyond it the row offset would leave PostgreSQL's bigint.
@@ -240,6 +376,23 @@ def page_field(**kwargs) -> serializers.IntegerField:
             "max_string_length": message,
         },
         **kwargs,
+    )
+
+
+def page_size_field(*, maximum: int, default: int) -> serializers.IntegerField:
+    """`pageSize` of a paginated list: an integer from 1 to `maximum`."""
+    message = f"pageSize must be an integer from 1 to {maximum}"
+    return serializers.IntegerField(
+        min_value=1,
+        max_value=maximum,
+        required=False,
+        default=default,
+        error_messages={
+            "invalid": message,
+            "min_value": message,
+            "max_value": message,
+            "max_string_length": message,
+        },
     )
 
 

@@ -62,3 +62,17 @@ class CrossFieldSerializer(serializers.Serializer):
                 continue
             self.set_value(attrs, field.source_attrs, value)
         return attrs
+
+
+def page_output(item: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The base of a paginated list's answer (contract "Management API"): `items`, then `page`,
+    `pageSize` and `total`. Subclassed to name the answer in the schema:
+    `class OrderPageOutput(page_output(ManagedOrderOutput))`."""
+
+    class PageOutput(serializers.Serializer):
+        items = item(many=True)
+        page = serializers.IntegerField()
+        pageSize = serializers.IntegerField(source="page_size")
+        total = serializers.IntegerField()
+
+    return PageOutput

@@ -1,28 +1,31 @@
 from rest_framework import serializers
 
-from delivery.fields import StrictBooleanField, StrictCharField, StrictEmailField
+from delivery.fields import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictEmailField,
+    required_messages,
+)
+
+
+def _email(label: str) -> StrictEmailField:
+    """An admin's e-mail; its messages name it as the caller wrote it (`admin.email`)."""
+    return StrictEmailField(
+        error_messages=required_messages(
+            f"{label} is required", email=f"{label} must be a valid e-mail address"
+        )
+    )
 
 
 class AdminInput(serializers.Serializer):
-    email = StrictEmailField(
-        error_messages={
-            "required": "admin.email is required",
-            "blank": "admin.email is required",
-            "null": "admin.email is required",
-            "email": "admin.email must be a valid e-mail address",
-        }
-    )
+    email = _email("admin.email")
     name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
 
 
 class OrganizationCreateInput(serializers.Serializer):
     name = StrictCharField(
         max_length=200,
-        error_messages={
-            "required": "Organization name is required",
-            "blank": "Organization name is required",
-            "null": "Organization name is required",
-        },
+        error_messages=required_messages("Organization name is required"),
     )
     slug = StrictCharField(required=False, allow_null=True, max_length=200)
     admin = AdminInput(
@@ -43,14 +46,7 @@ class OrganizationUpdateInput(serializers.Serializer):
 
 
 class AdminAddInput(serializers.Serializer):
-    email = StrictEmailField(
-        error_messages={
-            "required": "email is required",
-            "blank": "email is required",
-            "null": "email is required",
-            "email": "email must be a valid e-mail address",
-        }
-    )
+    email = _email("email")
     name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
 
 
@@ -62,11 +58,7 @@ class InviteAcceptInput(serializers.Serializer):
     password = StrictCharField(
         max_length=4096,
         trim_whitespace=False,
-        error_messages={
-            "required": "password is required",
-            "blank": "password is required",
-            "null": "password is required",
-        },
+        error_messages=required_messages("password is required"),
     )
 
 
@@ -78,10 +70,15 @@ class OrganizationOutput(serializers.Serializer):
     createdAt = serializers.DateTimeField(source="created_at")
 
 
-class OrganizationAdminOutput(serializers.Serializer):
+# The user of a membership or of a provisioning result: id, email and name first. (No docstring:
+# the subclasses would carry it into the schema as their description.)
+class _MemberUserOutput(serializers.Serializer):
     id = serializers.UUIDField(source="user.id")
     email = serializers.EmailField(source="user.email")
     name = serializers.CharField(source="user.name")
+
+
+class OrganizationAdminOutput(_MemberUserOutput):
     orgRole = serializers.CharField(source="org_role")
     invitePending = serializers.SerializerMethodField()
 
@@ -105,10 +102,7 @@ class InviteOutput(serializers.Serializer):
     emailSent = serializers.BooleanField(source="email_sent")
 
 
-class ProvisionedAdminOutput(serializers.Serializer):
-    id = serializers.UUIDField(source="user.id")
-    email = serializers.EmailField(source="user.email")
-    name = serializers.CharField(source="user.name")
+class ProvisionedAdminOutput(_MemberUserOutput):
     isNewUser = serializers.BooleanField(source="is_new_user")
 
 

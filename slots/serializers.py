@@ -11,12 +11,12 @@ from rest_framework.settings import api_settings
 
 from delivery.errors import ValidationFailed
 from delivery.fields import (
+    BoundedIntegerField,
     StrictCharField,
+    TimezoneField,
     date_message,
-    is_iana_timezone,
     parse_date,
     parse_uuid,
-    timezone_message,
 )
 from delivery.serializers import CrossFieldSerializer
 from slots.models import SlotPolicy, SlotTemplate
@@ -43,29 +43,6 @@ MAX_VEHICLE_NUMBER = 100_000
 _TIMESTAMP = serializers.DateTimeField()
 
 
-class StrictIntegerField(serializers.IntegerField):
-    """A JSON integer (not a string, not a boolean, not a fraction) within [min, max]; the
-    range message names the field and both bounds."""
-
-    default_error_messages = {"invalid": "must be an integer"}
-
-    def __init__(self, *, min_value: int, max_value: int, **kwargs):
-        range_message = f"must be between {min_value} and {max_value}"
-        kwargs["error_messages"] = {
-            "max_value": range_message,
-            "min_value": range_message,
-            **kwargs.get("error_messages", {}),
-        }
-        super().__init__(min_value=min_value, max_value=max_value, **kwargs)
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int | float):
-            self.fail("invalid")
-        if isinstance(data, float) and not (math.isfinite(data) and data.is_integer()):
-            self.fail("invalid")
-        return super().to_internal_value(int(data))
-
-
 class HhMmField(StrictCharField):
     """`HH:MM`, 00:00 to 23:59, as a `datetime.time`."""
 
@@ -83,8 +60,8 @@ class HhMmField(StrictCharField):
 
 class VehicleCapacityItem(serializers.Serializer):
     vehicleType = StrictCharField(max_length=40)
-    count = StrictIntegerField(min_value=0, max_value=MAX_VEHICLE_NUMBER)
-    maxOrdersPerVehicle = StrictIntegerField(min_value=0, max_value=MAX_VEHICLE_NUMBER)
+    count = BoundedIntegerField(min_value=0, max_value=MAX_VEHICLE_NUMBER)
+    maxOrdersPerVehicle = BoundedIntegerField(min_value=0, max_value=MAX_VEHICLE_NUMBER)
 
 
 class VehicleCapacityField(serializers.ListField):
@@ -127,20 +104,15 @@ class VehicleCapacityField(serializers.ListField):
 class SlotPolicyInput(serializers.Serializer):
     """PUT: the fields given replace the policy's values; the others are kept."""
 
-    timezone = StrictCharField(max_length=64, required=False)
-    defaultDurationMinutes = StrictIntegerField(min_value=1, max_value=1440, required=False)
-    defaultCutoffMinutes = StrictIntegerField(
+    timezone = TimezoneField(required=False)
+    defaultDurationMinutes = BoundedIntegerField(min_value=1, max_value=1440, required=False)
+    defaultCutoffMinutes = BoundedIntegerField(
         min_value=0, max_value=MAX_CUTOFF_MINUTES, required=False
     )
     defaultVehicleCapacity = VehicleCapacityField(required=False)
     defaultPickupAddress = StrictCharField(
         max_length=500, required=False, allow_blank=True, allow_null=True
     )
-
-    def validate_timezone(self, value: str) -> str:
-        if not is_iana_timezone(value):
-            raise serializers.ValidationError(timezone_message(value))
-        return value
 
     def service_arguments(self) -> dict:
         renamed = {
@@ -177,7 +149,7 @@ class SlotTemplateInput(CrossFieldSerializer):
     """Create (zoneId, dayOfWeek and startTime required) and PATCH (every field optional)."""
 
     zoneId = StrictCharField(error_messages={"required": "zoneId is required"})
-    dayOfWeek = StrictIntegerField(
+    dayOfWeek = BoundedIntegerField(
         min_value=0,
         max_value=6,
         error_messages={
@@ -188,8 +160,8 @@ class SlotTemplateInput(CrossFieldSerializer):
     )
     startTime = HhMmField(error_messages={"required": "startTime is required"})
     endTime = HhMmField(required=False)
-    durationMinutes = StrictIntegerField(min_value=1, max_value=1440, required=False)
-    cutoffMinutes = StrictIntegerField(min_value=0, max_value=MAX_CUTOFF_MINUTES, required=False)
+    durationMinutes = BoundedIntegerField(min_value=1, max_value=1440, required=False)
+    cutoffMinutes = BoundedIntegerField(min_value=0, max_value=MAX_CUTOFF_MINUTES, required=False)
     cutoffDayBeforeAt = HhMmField(
         required=False,
         help_text="HH:MM zone time: booking closes then on the day before the slot. Instead of "
@@ -272,7 +244,7 @@ class SlotTemplateOutput(serializers.Serializer):
 class SlotTemplateSeedInput(CrossFieldSerializer):
     zoneIds = serializers.ListField(child=StrictCharField(), required=False, max_length=1000)
     daysOfWeek = serializers.ListField(
-        child=StrictIntegerField(min_value=0, max_value=6), required=False, max_length=7
+        child=BoundedIntegerField(min_value=0, max_value=6), required=False, max_length=7
     )
     firstStart = HhMmField(required=False)
     lastEnd = HhMmField(required=False, help_text="HH:MM; 00:00 is midnight")

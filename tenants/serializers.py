@@ -4,10 +4,16 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from delivery import webhook_events as catalog
-from delivery.fields import PhoneField, StrictBooleanField, StrictCharField
+from delivery.fields import (
+    PhoneField,
+    StrictBooleanField,
+    StrictCharField,
+    one_of_message,
+    required_messages,
+)
 from tenants.models import Platform
 
-PLATFORM_MESSAGE = f"platform must be one of: {', '.join(Platform.values)}"
+PLATFORM_MESSAGE = one_of_message("platform", Platform.values)
 
 
 class PlatformField(StrictCharField):
@@ -49,11 +55,7 @@ class WebhookEventsField(serializers.Field):
 class ApiKeyCreateInput(serializers.Serializer):
     name = StrictCharField(
         max_length=200,
-        error_messages={
-            "required": "API key name is required",
-            "blank": "API key name is required",
-            "null": "API key name is required",
-        },
+        error_messages=required_messages("API key name is required"),
     )
     platform = PlatformField(required=False)
     test = StrictBooleanField(required=False, help_text="A sandbox key (fixed at creation)")

@@ -5,7 +5,14 @@ from datetime import UTC
 
 from rest_framework import serializers
 
-from delivery.fields import DateTimeTextField, StrictCharField, page_field
+from delivery.fields import (
+    DateTimeTextField,
+    StrictCharField,
+    choice_field,
+    page_field,
+    page_size_field,
+)
+from delivery.serializers import page_output
 from webhooks.models import DeliveryStatus
 
 MAX_PAGE_SIZE = 100
@@ -13,26 +20,9 @@ DEFAULT_PAGE_SIZE = 50
 
 
 class DeliveryListInput(serializers.Serializer):
-    status = serializers.ChoiceField(
-        choices=DeliveryStatus.values,
-        required=False,
-        error_messages={
-            "invalid_choice": f"status must be one of: {', '.join(DeliveryStatus.values)}"
-        },
-    )
+    status = choice_field("status", DeliveryStatus.values, required=False)
     page = page_field()
-    pageSize = serializers.IntegerField(
-        min_value=1,
-        max_value=MAX_PAGE_SIZE,
-        required=False,
-        default=DEFAULT_PAGE_SIZE,
-        error_messages={
-            "invalid": f"pageSize must be an integer from 1 to {MAX_PAGE_SIZE}",
-            "min_value": f"pageSize must be an integer from 1 to {MAX_PAGE_SIZE}",
-            "max_value": f"pageSize must be an integer from 1 to {MAX_PAGE_SIZE}",
-            "max_string_length": f"pageSize must be an integer from 1 to {MAX_PAGE_SIZE}",
-        },
-    )
+    pageSize = page_size_field(maximum=MAX_PAGE_SIZE, default=DEFAULT_PAGE_SIZE)
 
 
 class DeliveryOutput(serializers.Serializer):
@@ -52,11 +42,9 @@ class DeliveryOutput(serializers.Serializer):
         return delivery.last_error or None
 
 
-class DeliveryPageOutput(serializers.Serializer):
-    items = DeliveryOutput(many=True)
-    page = serializers.IntegerField()
-    pageSize = serializers.IntegerField(source="page_size")
-    total = serializers.IntegerField()
+# A page of webhook deliveries (no docstring: it would become the schema's description).
+class DeliveryPageOutput(page_output(DeliveryOutput)):
+    pass
 
 
 class TestWebhookOutput(serializers.Serializer):

@@ -9,30 +9,16 @@ from delivery.fields import (
     DateTextField,
     StrictBooleanField,
     StrictCharField,
-    is_iana_timezone,
-    timezone_message,
+    StrictIntegerField,
+    TimezoneField,
+    one_of_message,
+    required_messages,
 )
 from zones.errors import PolygonInvalid
 from zones.geometry import exterior_lat_lng, polygon_normalize
 from zones.models import ZonePurpose
 
-PURPOSE_MESSAGE = f"purpose must be one of: {', '.join(ZonePurpose.values)}"
-
-
-class StrictIntegerField(serializers.IntegerField):
-    """A JSON integer: not a string, not a boolean, not a fraction."""
-
-    default_error_messages = {
-        **serializers.IntegerField.default_error_messages,
-        "invalid": "must be an integer",
-    }
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int | float):
-            self.fail("invalid")
-        if isinstance(data, float) and not data.is_integer():
-            self.fail("invalid")
-        return super().to_internal_value(int(data))
+PURPOSE_MESSAGE = one_of_message("purpose", ZonePurpose.values)
 
 
 class GeoJsonPolygonField(serializers.JSONField):
@@ -50,16 +36,12 @@ class ZoneInput(serializers.Serializer):
 
     name = StrictCharField(
         max_length=200,
-        error_messages={
-            "required": "name is required",
-            "blank": "name must not be empty",
-            "null": "name is required",
-        },
+        error_messages=required_messages("name is required", blank="name must not be empty"),
     )
     slug = StrictCharField(max_length=63, required=False)
     purpose = StrictCharField(required=False)
     enabled = StrictBooleanField(required=False)
-    timezone = StrictCharField(max_length=64, required=False)
+    timezone = TimezoneField(required=False)
     geodata = GeoJsonPolygonField(
         error_messages={
             "required": "geodata is required",
@@ -72,11 +54,6 @@ class ZoneInput(serializers.Serializer):
     def validate_purpose(self, value: str) -> str:
         if value not in ZonePurpose.values:
             raise serializers.ValidationError(PURPOSE_MESSAGE)
-        return value
-
-    def validate_timezone(self, value: str) -> str:
-        if not is_iana_timezone(value):
-            raise serializers.ValidationError(timezone_message(value))
         return value
 
     def validate_metadata(self, value):
@@ -135,11 +112,7 @@ class ZonesExportOutput(serializers.Serializer):
 class ResolveZoneInput(serializers.Serializer):
     address = StrictCharField(
         max_length=500,
-        error_messages={
-            "required": "address is required",
-            "blank": "address is required",
-            "null": "address is required",
-        },
+        error_messages=required_messages("address is required"),
     )
 
 
@@ -216,12 +189,11 @@ class ZoneBlackoutInput(serializers.Serializer):
     )
     reason = StrictCharField(
         max_length=200,
-        error_messages={
-            "required": "reason is required",
-            "blank": "reason must not be empty",
-            "null": "reason is required",
-            "max_length": "reason must be at most 200 characters",
-        },
+        error_messages=required_messages(
+            "reason is required",
+            blank="reason must not be empty",
+            max_length="reason must be at most 200 characters",
+        ),
     )
 
 

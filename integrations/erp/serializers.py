@@ -3,108 +3,34 @@
 Every validation message names its field, as the partner family's do (`externalRef required`).
 """
 
-import math
 from datetime import datetime
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from delivery.fields import DateTextField, StrictCharField, normalize_phone
+from delivery.fields import (
+    BoundedIntegerField,
+    CoordinateField,
+    DateTextField,
+    NamedTextField,
+    PhoneField,
+    TextChoiceField,
+)
 from delivery.serializers import CrossFieldSerializer
-from integrations.external_refs import external_ref_problem
 from integrations.models import Order, PackageSize
+from integrations.serializers import ExternalRefField
 from slots.models import SlotBooking
 from slots.occurrences import zone_tz
-from slots.serializers import StrictIntegerField
 from slots.services import HOLD_TTL_DEFAULT_SECONDS, HOLD_TTL_MAX_SECONDS
 
 _TIMESTAMP = serializers.DateTimeField()
 
 
-def _messages(field: str, **extra) -> dict:
-    return {
-        "required": f"{field} required",
-        "null": f"{field} required",
-        "blank": f"{field} must not be empty",
-        "invalid": f"{field} must be a string",
-        **extra,
-    }
-
-
-class _Text(StrictCharField):
-    """A JSON string of at most `max_length` characters, trimmed; messages name the field."""
-
-    def __init__(self, field: str, max_length: int, *, required: bool = True, **kwargs):
-        self.field_label = field
-        super().__init__(
-            max_length=max_length,
-            required=required,
-            allow_null=not required,
-            allow_blank=not required,
-            error_messages=_messages(
-                field, max_length=f"{field} must be at most {max_length} characters"
-            ),
-            **kwargs,
-        )
-
-
-class ExternalRefField(_Text):
-    def __init__(self):
-        super().__init__("externalRef", 100)
-
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)
-        problem = external_ref_problem(value)
-        if problem:
-            raise serializers.ValidationError(problem)
-        return value
-
-
-class PhoneField(_Text):
-    def __init__(self):
-        super().__init__("recipientPhone", 32)
-
-    def to_internal_value(self, data):
-        normalized = normalize_phone(super().to_internal_value(data))
-        if normalized is None:
-            raise serializers.ValidationError(
-                "recipientPhone must be a phone number: + optional, then 7 to 15 digits"
-            )
-        return normalized
-
-
 @extend_schema_field(OpenApiTypes.NUMBER)
-class CoordinateField(serializers.Field):
-    """A JSON number within [-bound, bound] (contract "Orders")."""
-
-    def __init__(self, field: str, bound: int, *, required: bool = True):
-        self.field_label = field
-        self.bound = bound
-        super().__init__(
-            required=required,
-            allow_null=not required,
-            error_messages={"required": f"{field} required", "null": f"{field} required"},
-        )
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int | float) or not math.isfinite(data):
-            raise serializers.ValidationError(f"{self.field_label} must be a number")
-        if not -self.bound <= data <= self.bound:
-            raise serializers.ValidationError(
-                f"{self.field_label} must be between -{self.bound} and {self.bound}"
-            )
-        return float(data)
-
-    def to_representation(self, value):
-        return value
-
-
-class SlotDateField(DateTextField):
-    """`YYYY-MM-DD` as a date."""
-
-    def __init__(self):
-        super().__init__("deliverySlotDate")
+class _Coordinate(CoordinateField):
+    """The ground floor's coordinate; the ERP schema has always documented it as a plain number
+    (no `double` format), and the published schema stays as it is."""
 
 
 def _pair_problems(attrs: dict, failed: set[str], prefix: str) -> list[str]:
@@ -116,35 +42,24 @@ def _pair_problems(attrs: dict, failed: set[str], prefix: str) -> list[str]:
     return [f"{names[0]} and {names[1]} must be given together"] if len(given) == 1 else []
 
 
-class PackageSizeField(_Text):
-    def __init__(self):
-        super().__init__("packageSize", 10, required=False)
-
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)
-        if value and value not in PackageSize.values:
-            raise serializers.ValidationError(
-                f"packageSize must be one of: {', '.join(PackageSize.values)}"
-            )
-        return value
-
-
 class ErpOrderInput(CrossFieldSerializer):
     """`POST /integrations/erp/orders` (contract "Orders": the required fields; pickup optional)."""
 
     externalRef = ExternalRefField()
-    pickupAddress = _Text("pickupAddress", 500, required=False)
-    pickupLat = CoordinateField("pickupLat", 90, required=False)
-    pickupLng = CoordinateField("pickupLng", 180, required=False)
-    dropoffAddress = _Text("dropoffAddress", 500)
-    dropoffLat = CoordinateField("dropoffLat", 90)
-    dropoffLng = CoordinateField("dropoffLng", 180)
-    recipientName = _Text("recipientName", 200)
-    recipientPhone = PhoneField()
-    packageSize = PackageSizeField()
-    deliverySlotTemplateId = _Text("deliverySlotTemplateId", 100)
-    deliverySlotDate = SlotDateField()
-    holdId = _Text("holdId", 100, required=False)
+    pickupAddress = NamedTextField("pickupAddress", 500, required=False)
+    pickupLat = _Coordinate("pickupLat", 90, required=False)
+    pickupLng = _Coordinate("pickupLng", 180, required=False)
+    dropoffAddress = NamedTextField("dropoffAddress", 500)
+    dropoffLat = _Coordinate("dropoffLat", 90)
+    dropoffLng = _Coordinate("dropoffLng", 180)
+    recipientName = NamedTextField("recipientName", 200)
+    recipientPhone = PhoneField("recipientPhone")
+    packageSize = TextChoiceField(
+        "packageSize", PackageSize.values, max_length=10, allow_blank=True
+    )
+    deliverySlotTemplateId = NamedTextField("deliverySlotTemplateId", 100)
+    deliverySlotDate = DateTextField("deliverySlotDate")
+    holdId = NamedTextField("holdId", 100, required=False)
 
     def cross_field_problems(self, attrs, failed):
         return _pair_problems(attrs, failed, "pickup")
@@ -171,10 +86,10 @@ class ErpOrderInput(CrossFieldSerializer):
 class ErpSlotAssignInput(CrossFieldSerializer):
     """`PUT /integrations/erp/orders/:externalRef/delivery-slot`."""
 
-    deliverySlotTemplateId = _Text("deliverySlotTemplateId", 100)
-    deliverySlotDate = SlotDateField()
-    dropoffLat = CoordinateField("dropoffLat", 90, required=False)
-    dropoffLng = CoordinateField("dropoffLng", 180, required=False)
+    deliverySlotTemplateId = NamedTextField("deliverySlotTemplateId", 100)
+    deliverySlotDate = DateTextField("deliverySlotDate")
+    dropoffLat = _Coordinate("dropoffLat", 90, required=False)
+    dropoffLng = _Coordinate("dropoffLng", 180, required=False)
 
     def cross_field_problems(self, attrs, failed):
         return _pair_problems(attrs, failed, "dropoff")
@@ -192,11 +107,11 @@ class ErpSlotAssignInput(CrossFieldSerializer):
 class SlotHoldInput(serializers.Serializer):
     """`POST /integrations/erp/slot-holds` (docs/slot-holds.md)."""
 
-    deliverySlotTemplateId = _Text("deliverySlotTemplateId", 100)
-    deliverySlotDate = SlotDateField()
-    dropoffLat = CoordinateField("dropoffLat", 90)
-    dropoffLng = CoordinateField("dropoffLng", 180)
-    ttlSeconds = StrictIntegerField(min_value=1, max_value=HOLD_TTL_MAX_SECONDS, required=False)
+    deliverySlotTemplateId = NamedTextField("deliverySlotTemplateId", 100)
+    deliverySlotDate = DateTextField("deliverySlotDate")
+    dropoffLat = _Coordinate("dropoffLat", 90)
+    dropoffLng = _Coordinate("dropoffLng", 180)
+    ttlSeconds = BoundedIntegerField(min_value=1, max_value=HOLD_TTL_MAX_SECONDS, required=False)
 
     def service_arguments(self) -> dict:
         data = self.validated_data
@@ -229,7 +144,7 @@ class SlotHoldOutput(serializers.Serializer):
 
 
 class ErpCancelInput(serializers.Serializer):
-    reason = _Text("reason", 500, required=False)
+    reason = NamedTextField("reason", 500, required=False)
 
 
 def _zone_time(order: Order, moment: datetime | None) -> str | None:

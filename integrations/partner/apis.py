@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from delivery.schema import errors
 from integrations import selectors
 from integrations.errors import IdempotencyKeyInvalid
-from integrations.serializers import (
+from integrations.partner.serializers import (
     CancelInput,
     DeliveryWindowsQuery,
     PartnerOrderCreatedOutput,
