@@ -171,7 +171,7 @@ class ProcessGroups:
 
 #: The groups of the CPU table, in its order. `all-in` adds the first four: pg-bg is left out
 #: because it is shared with every other database of the cluster (other engineers' tests).
-GROUPS = ("web", "worker", "pg", "redis", "pg-bg")
+GROUPS = ("web", "worker", "pg", "pg-bg", "redis")
 ALL_IN = ("web", "worker", "pg", "redis")
 
 
