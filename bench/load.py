@@ -78,8 +78,14 @@ class BenchService(harness.Service):
         gunicorn = [str(harness.VENV_BIN / "gunicorn"), "delivery.wsgi:application", "-c",
                     "gunicorn.conf.py"]  # fmt: skip
         for port in self.web_ports:
-            env = {**self.env, "BIND": f"127.0.0.1:{port}"}
-            self.web.append(subprocess.Popen(gunicorn, cwd=ROOT, env=env, stdout=log, stderr=log))
+            env, command = {**self.env, "BIND": f"127.0.0.1:{port}"}, gunicorn
+            if len(self.web_ports) > 1:
+                # Instances on one machine as if on several: each its own metrics directory
+                # (gunicorn.conf.py clears it at start) and control socket.
+                own = ROOT / "var" / f"{self.log}-{port}"
+                env["PROMETHEUS_MULTIPROC_DIR"] = f"{own}-prometheus"
+                command = [*gunicorn, "--control-socket", f"{own}.ctl"]
+            self.web.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log))
         worker = [celery, "-A", "delivery.celery:app", "worker", "--loglevel=WARNING"]
         for number in range(1, self.celery_workers + 1):
             # docker-compose's worker, plus the no-op reference task of bench/webhooks.
