@@ -42,18 +42,24 @@ def _finish(process: subprocess.Popen) -> None:
     process.wait(timeout=10)
 
 
+def _spent_while(groups: cpu.ProcessGroups, process=None, *, start=None) -> dict[str, float]:
+    """Seconds per group from a snapshot taken while `process` waits (or before `start()` makes
+    one) to the line the process prints once its work is done."""
+    before = groups.snapshot()
+    process = process or start()
+    try:
+        process.stdin.write("go\n")
+        process.stdin.flush()
+        assert process.stdout.readline().strip() in ("done", "reaped")
+        return groups.snapshot() - before
+    finally:
+        _finish(process)
+
+
 def test_a_process_that_burns_is_charged_what_it_burned():
     process = _start(BURN, "0.5")
     groups = cpu.ProcessGroups({"burner": cpu.Pids(lambda: [process.pid])})
-    try:
-        before = groups.snapshot()
-        process.stdin.write("go\n")
-        process.stdin.flush()
-        assert process.stdout.readline().strip() == "done"
-        spent = groups.snapshot() - before
-    finally:
-        _finish(process)
-    assert 0.4 <= spent["burner"] <= 0.8
+    assert 0.4 <= _spent_while(groups, process)["burner"] <= 0.8
 
 
 def test_a_tree_keeps_the_cpu_of_a_child_that_exited_and_was_reaped():
@@ -61,14 +67,7 @@ def test_a_tree_keeps_the_cpu_of_a_child_that_exited_and_was_reaped():
     groups = cpu.ProcessGroups(
         {"tree": cpu.Tree(parent.pid), "parent only": cpu.Pids(lambda: [parent.pid])}
     )
-    try:
-        before = groups.snapshot()
-        parent.stdin.write("go\n")
-        parent.stdin.flush()
-        assert parent.stdout.readline().strip() == "reaped"
-        spent = groups.snapshot() - before
-    finally:
-        _finish(parent)
+    spent = _spent_while(groups, parent)
     assert 0.3 <= spent["tree"] <= 0.8
     assert spent["parent only"] < 0.3  # without reaped children: the child's CPU is not its own
 
@@ -76,17 +75,13 @@ def test_a_tree_keeps_the_cpu_of_a_child_that_exited_and_was_reaped():
 def test_a_process_that_started_between_the_readings_is_charged_all_of_its_cpu():
     started: list[int] = []
     groups = cpu.ProcessGroups({"late": cpu.Pids(lambda: started)})
-    before = groups.snapshot()
-    process = _start(BURN, "0.3")
-    started.append(process.pid)
-    process.stdin.write("go\n")
-    process.stdin.flush()
-    try:
-        assert process.stdout.readline().strip() == "done"
-        spent = groups.snapshot() - before
-    finally:
-        _finish(process)
-    assert 0.25 <= spent["late"] <= 0.7
+
+    def start() -> subprocess.Popen:
+        process = _start(BURN, "0.3")
+        started.append(process.pid)
+        return process
+
+    assert 0.25 <= _spent_while(groups, start=start)["late"] <= 0.7
 
 
 def test_a_tree_finds_the_descendants_of_its_roots():
