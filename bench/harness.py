@@ -65,6 +65,16 @@ def setup_django(env: dict[str, str]) -> None:
     django.setup()
 
 
+def git_commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        ).stdout.strip()
+
+    dirty = " (working tree has uncommitted changes)" if git("status", "--porcelain") else ""
+    return git("rev-parse", "--short", "HEAD") + dirty
+
+
 def manage(env: dict, *args: str, capture: bool = False) -> str:
     result = subprocess.run(
         [str(VENV_BIN / "python"), "manage.py", *args],

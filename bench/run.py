@@ -34,7 +34,6 @@ import os
 import platform
 import shlex
 import statistics
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -133,16 +132,6 @@ def render(medians: dict, hooks: dict, full: tuple[harness.Measurement, int]) ->
     return "\n".join(lines), all_pass
 
 
-def git_commit() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
-        ).stdout.strip()
-
-    dirty = " (working tree has uncommitted changes)" if git("status", "--porcelain") else ""
-    return git("rev-parse", "--short", "HEAD") + dirty
-
-
 # ----- CPU per operation -----
 
 # scenario: (goal text, the all-in or worker figure it tests, its bound in ms per operation)
@@ -238,7 +227,7 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     paced_events = 100 if args.quick else 300
     command = "make bench" + (f" ARGS='{shlex.join(sys.argv[1:])}'" if sys.argv[1:] else "")
     started = time.monotonic()
-    commit = git_commit()  # what runs: taken before the load (others may commit meanwhile)
+    commit = harness.git_commit()  # what runs: taken before the load (others may commit meanwhile)
 
     (ROOT / "var").mkdir(exist_ok=True)
     RESULTS.mkdir(exist_ok=True)

@@ -313,6 +313,7 @@ def main() -> int:
     args = parser.parse_args()
     seconds = args.seconds or (3 if args.quick else 8)
     started = time.monotonic()
+    commit = harness.git_commit()  # what runs: taken before the load
     (ROOT / "var").mkdir(exist_ok=True)
     print(f"fresh database {DATABASE}, Redis {REDIS_URL}", flush=True)
     harness.fresh_database(ENV, DATABASE)
@@ -395,6 +396,7 @@ def main() -> int:
     document = (
         "# Scale-out: latest run\n\n"
         f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
+        f"- commit: {commit}\n"
         f"- command: `make scale{' ARGS=--quick' if args.quick else ''}`\n"
         f"- {os.cpu_count()} cores shared by everything: two gunicorns ({WORKERS_PER_INSTANCE} "
         f"sync workers each), two Celery workers (threads, 8), one beat, HAProxy (round "
