@@ -160,9 +160,8 @@ class CpuPerOperation:
             redis_url=REDIS_URL,
             exclude_backends=own_backend,
         )
-        self.rounds: dict[
-            str, list[dict[str, float]]
-        ] = {}  # scenario -> ms/op per group, per round
+        # scenario -> per round: ms of CPU per operation of each group, all-in, and ops
+        self.rounds: dict[str, list[dict[str, float]]] = {}
 
     def measure(self, name: str, run):
         """Runs `run()` (which returns the measurement and how many operations completed) between
