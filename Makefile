@@ -1,5 +1,5 @@
 # The verbs people use. `make run` and `make test` are the README's two commands.
-.PHONY: run test lint demo bench manage faults
+.PHONY: run test lint demo bench scale manage faults
 
 run:
 	scripts/run.sh
@@ -34,3 +34,11 @@ bench:
 	scripts/bootstrap.sh dev
 	@command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk"; exit 1; }
 	.venv/bin/python bench/run.py $(ARGS)
+
+# Scale-out (docs/performance.md, ~2-3 min): two instances and two Celery workers behind HAProxy,
+# the create and booking load through it, then the invariants and the cross-instance checks.
+scale:
+	scripts/bootstrap.sh dev
+	@command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk"; exit 1; }
+	@command -v haproxy >/dev/null || test -x /usr/sbin/haproxy || { echo "haproxy is missing: apt-get install -y haproxy"; exit 1; }
+	.venv/bin/python bench/scale.py $(ARGS)

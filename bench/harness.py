@@ -40,6 +40,41 @@ def bench_env(database: str, port: int, **extra: str) -> dict[str, str]:
     return env
 
 
+def production_env(database: str, port: int, redis_url: str, **extra: str) -> dict[str, str]:
+    """Production settings (DEBUG off), with bench-only secrets and plain HTTP on loopback."""
+    return bench_env(
+        database,
+        port,
+        REDIS_URL=redis_url,
+        DEBUG="false",
+        SECRET_KEY="bench-only-secret-key-not-for-production-0123456789",
+        PROVISIONING_SECRET="bench-only-provisioning-secret",
+        FIELD_ENCRYPTION_KEY="AoUWDpBfIY2F-seBuhOrr3Mfj8b-FUHmU17_EY2C6mE=",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        SECURE_SSL_REDIRECT="false",
+        **extra,
+    )
+
+
+def setup_django(env: dict[str, str]) -> None:
+    """This process's settings are the service's: the seeding and the checks run in it."""
+    os.environ.update(env)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "delivery.settings"
+    import django  # noqa: PLC0415 - configured from the environment just set
+
+    django.setup()
+
+
+def git_commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        ).stdout.strip()
+
+    dirty = " (working tree has uncommitted changes)" if git("status", "--porcelain") else ""
+    return git("rev-parse", "--short", "HEAD") + dirty
+
+
 def manage(env: dict, *args: str, capture: bool = False) -> str:
     result = subprocess.run(
         [str(VENV_BIN / "python"), "manage.py", *args],
