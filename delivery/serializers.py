@@ -6,6 +6,7 @@ wants every problem of a body in one 400 (docs/contract.md "Errors"): this base 
 cross-field rules over the fields that are valid, also when others are not, and lists both.
 """
 
+import copy
 from collections.abc import Mapping
 
 from rest_framework import serializers
@@ -20,6 +21,16 @@ class CrossFieldSerializer(serializers.Serializer):
     the fields that are not (as sent), so a rule can stay silent about a field already reported.
     `clean(attrs)` may reshape the attrs of a fully valid body.
     """
+
+    def get_fields(self):
+        # DRF deep-copies every declared field for every instance, which re-runs each field's
+        # __init__: half of validating an order body. A field without fields of its own keeps
+        # no state but what bind() sets on the copy, so a shallow copy serves; nested ones are
+        # deep-copied as DRF does.
+        return {
+            name: copy.copy(field) if _is_leaf(field) else copy.deepcopy(field)
+            for name, field in self._declared_fields.items()
+        }
 
     def cross_field_problems(self, attrs: dict, failed: set[str]) -> list[str]:
         return []
@@ -62,6 +73,16 @@ class CrossFieldSerializer(serializers.Serializer):
                 continue
             self.set_value(attrs, field.source_attrs, value)
         return attrs
+
+
+def _is_leaf(field: serializers.Field) -> bool:
+    return not isinstance(
+        field,
+        serializers.BaseSerializer
+        | serializers.ListField
+        | serializers.DictField
+        | serializers.HiddenField,
+    )
 
 
 def page_output(item: type[serializers.Serializer]) -> type[serializers.Serializer]:
