@@ -1,7 +1,9 @@
-"""Reads on orders. Every read takes the organization, except the public tracking lookup."""
+"""Reads on orders that both families and the management API share. Every read takes the
+organization, except the public tracking lookup. The partner family's own reads are in
+`integrations/partner/selectors.py`, the ERP family's in `integrations/erp/selectors.py`."""
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 
 from django.db.models import (
     DateField,
@@ -17,14 +19,9 @@ from django.db.models.functions import Cast, Coalesce
 
 from delivery.fields import parse_uuid
 from delivery.queries import unique_row
-from integrations import windows
 from integrations.errors import OrderNotFound
 from integrations.external_refs import could_be_stored
-from integrations.models import DeliveryWindowLoad, Order, OrderFamily, OrderStatusEvent
-from zones import geocoding
-from zones import selectors as zone_selectors
-from zones.errors import NoZoneForAddress, ZoneNameNotFound
-from zones.models import DISPATCH_PURPOSES, Zone, ZoneBlackout
+from integrations.models import Order, OrderStatusEvent
 
 
 def _with_relations(queryset: QuerySet[Order]) -> QuerySet[Order]:
@@ -76,116 +73,9 @@ def order_get_by_tracking_token(*, tracking_token: str) -> Order:
     return order
 
 
-def partner_order_get(*, organization_id, external_ref: str) -> Order:
-    """A partner-family order of the organization, by `externalRef` (ERP orders: 404)."""
-    return order_get_by_external_ref(
-        organization_id=organization_id, external_ref=external_ref, family=OrderFamily.PARTNER
-    )
-
-
 def order_status_events(*, order: Order) -> QuerySet[OrderStatusEvent]:
     """The order's status history, oldest first (its creation, `pending`, first)."""
     return OrderStatusEvent.objects.filter(order=order).order_by("at", "id")
-
-
-# ----- partner delivery windows -----
-
-
-@dataclass(frozen=True)
-class WindowAvailability:
-    start: datetime
-    end: datetime
-    scheduled_count: int
-    capacity_limit: int
-
-    @property
-    def available(self) -> bool:
-        return self.scheduled_count < self.capacity_limit
-
-
-@dataclass(frozen=True)
-class ZoneWindows:
-    zone: Zone
-    date: date
-    timezone: str
-    windows: list[WindowAvailability]
-
-
-def zones_windows(*, zones: list[Zone], day: date) -> list[ZoneWindows]:
-    """The standard windows of `day` for each zone, with their counts (contract "Orders"): one query
-    for all the zones' counts, whatever their number.
-
-    `scheduledCount` is the window counter, which cancelled and failed orders leave at once
-    (contract "Orders"); `capacityLimit` is the zone's `window_capacity`.
-    """
-    # A blackout date of a zone has no windows, like a Friday (one query for all the zones).
-    blacked_out = set(
-        ZoneBlackout.objects.filter(zone__in=[zone.id for zone in zones], date=day).values_list(
-            "zone_id", flat=True
-        )
-    )
-    per_zone = {}
-    for zone in zones:
-        per_zone[zone.id] = (
-            []
-            if zone.id in blacked_out
-            else windows.windows_for_day(day, windows.zone_tz(zone.timezone))
-        )
-    starts = {window.start for zone_windows in per_zone.values() for window in zone_windows}
-    booked = {}
-    if starts:
-        rows = DeliveryWindowLoad.objects.filter(
-            zone__in=[zone.id for zone in zones], window_start__in=starts
-        ).values_list("zone_id", "window_start", "booked")
-        booked = {(zone_id, start): count for zone_id, start, count in rows}
-    return [
-        ZoneWindows(
-            zone=zone,
-            date=day,
-            timezone=str(windows.zone_tz(zone.timezone)),
-            windows=[
-                WindowAvailability(
-                    start=window.start,
-                    end=window.end,
-                    scheduled_count=booked.get((zone.id, window.start), 0),
-                    capacity_limit=zone.window_capacity,
-                )
-                for window in per_zone[zone.id]
-            ],
-        )
-        for zone in zones
-    ]
-
-
-def partner_zone_get_by_name(*, organization_id, name: str) -> Zone:
-    """A zone partners can use, by name: enabled, of purpose dispatch or both (the zones the
-    export lists as active); 404 `Zone <name> not found` otherwise."""
-    zone = zone_selectors.zone_get_by_name(organization_id=organization_id, name=name)
-    if not zone.enabled or zone.purpose not in DISPATCH_PURPOSES:
-        raise ZoneNameNotFound(name)
-    return zone
-
-
-def windows_by_zone_name(*, organization_id, name: str, day: date) -> ZoneWindows:
-    zone = partner_zone_get_by_name(organization_id=organization_id, name=name)
-    return zones_windows(zones=[zone], day=day)[0]
-
-
-def windows_by_address(*, organization_id, address: str, day: date) -> list[ZoneWindows]:
-    """One entry per active partner zone containing the geocoded address, smallest zone
-    first; 404 `No delivery zone found for the given address` when there is none."""
-    result = geocoding.geocode(organization_id=organization_id, address=address)
-    if result is None:
-        raise NoZoneForAddress()
-    zones = zone_selectors.zones_containing_point(
-        organization_id=organization_id,
-        lat=result.lat,
-        lng=result.lng,
-        purposes=DISPATCH_PURPOSES,
-    )
-    if not zones:
-        raise NoZoneForAddress()
-    return zones_windows(zones=zones, day=day)
 
 
 # ----- management API -----

@@ -11,7 +11,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
-from integrations import selectors, windows
+from integrations import windows
 from integrations.errors import (
     DuplicateExternalRef,
     GeocodeFailed,
@@ -20,6 +20,7 @@ from integrations.errors import (
     TransitionNotAllowed,
 )
 from integrations.models import Order, OrderFamily, OrderStatus
+from integrations.partner import selectors
 from integrations.services import orders as order_services
 from integrations.services import windows as window_services
 from webhooks import events as webhook_events
