@@ -70,9 +70,9 @@ class PartnerOrdersApi(IntegrationApiView):
             order = services.partner_order_create(
                 organization_id=principal.organization_id,
                 platform=principal.platform,
+                draft=services.PartnerOrderDraft(**serializer.validated_data),
                 actor=actor_of(request),
                 api_key_id=principal.key_id,
-                **serializer.validated_data,
             )
             return 201, PartnerOrderCreatedOutput(order).data
 

@@ -1,12 +1,16 @@
-"""The partner family's operations (contract "Orders").
+"""The partner family's writes (contract "Orders").
 
 Create (zone resolution, window booking, notes prefix, `order.created`), release, cancel, and
-the automatic release of held orders on their delivery day.
+the automatic release of held orders on their delivery day. The status machine, window
+capacity and idempotency they stand on are shared with the ERP family in
+`integrations/services/`.
 """
 
 import logging
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
 from decimal import Decimal
+from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
@@ -19,7 +23,7 @@ from integrations.errors import (
     NoZoneCoversDropoff,
     TransitionNotAllowed,
 )
-from integrations.models import Order, OrderFamily, OrderStatus
+from integrations.models import DeliveryWindowLoad, Order, OrderFamily, OrderStatus
 from integrations.partner import selectors
 from integrations.services import orders as order_services
 from integrations.services import windows as window_services
@@ -58,31 +62,107 @@ def notes_compose(
     return "; ".join(segments)
 
 
+@dataclass(frozen=True)
+class PartnerOrderDraft:
+    """A partner order as `POST /integrations/partner-a/orders` validated it (contract "Orders"):
+    the fields of the request body, before its zone, window and notes are worked out. Fields
+    the body left out keep the model's blank value."""
+
+    external_ref: str
+    pickup_address: str
+    dropoff_address: str
+    recipient_name: str
+    recipient_phone: str
+    pickup_lat: float | None = None
+    pickup_lng: float | None = None
+    dropoff_lat: float | None = None
+    dropoff_lng: float | None = None
+    #: only lets the serializer accept missing coordinates; the service geocodes whatever is missing
+    geocode_on_ingest: bool = False
+    package_size: str = ""
+    weight_kg: Decimal | None = None
+    temperature_class: str = ""
+    delivery_method: str = ""
+    delivery_zone: str | None = None
+    notes: str = ""
+    delivery_window_start: datetime | None = None
+    delivery_window_end: datetime | None = None
+    cod_amount: Decimal | None = None
+    expected_barcode: str = ""
+    service_type: str = "standard"
+
+
+@dataclass(frozen=True)
+class _Point:
+    lat: float
+    lng: float
+
+
+@dataclass(frozen=True)
+class _WindowChoice:
+    """The standard window an order books, with the order's own bounds inside it (aware)."""
+
+    window: windows.Window
+    start: datetime
+    end: datetime
+    held_until: datetime | None
+
+
 def _geocoded(
-    *, organization_id, address: str, lat: float | None, lng: float | None, field: str
-) -> tuple[float, float] | str:
-    """The given coordinates, or the address geocoded; the field name when it cannot be."""
+    *, organization_id: UUID | str, address: str, lat: float | None, lng: float | None
+) -> _Point | None:
+    """The given coordinates, or the address geocoded; None when it cannot be."""
     if lat is not None and lng is not None:
-        return lat, lng
+        return _Point(lat, lng)
     result = geocoding.geocode(organization_id=organization_id, address=address)
     if result is None:
-        return field
-    return result.lat, result.lng
+        return None
+    return _Point(result.lat, result.lng)
 
 
-def _partner_zone(*, organization_id, name: str | None, lat: float, lng: float) -> Zone:
+def _addresses_located(
+    *, organization_id: UUID | str, draft: PartnerOrderDraft
+) -> tuple[_Point, _Point]:
+    """The pickup and the dropoff as coordinates; 400 naming every address that cannot be
+    geocoded (the serializer only lets coordinates be missing with `geocodeOnIngest`)."""
+    pickup = _geocoded(
+        organization_id=organization_id,
+        address=draft.pickup_address,
+        lat=draft.pickup_lat,
+        lng=draft.pickup_lng,
+    )
+    dropoff = _geocoded(
+        organization_id=organization_id,
+        address=draft.dropoff_address,
+        lat=draft.dropoff_lat,
+        lng=draft.dropoff_lng,
+    )
+    failed = [
+        field
+        for field, point in (("pickupAddress", pickup), ("dropoffAddress", dropoff))
+        if point is None
+    ]
+    if failed:
+        raise GeocodeFailed(failed)
+    return pickup, dropoff
+
+
+def _partner_zone(*, organization_id: UUID | str, name: str | None, dropoff: _Point) -> Zone:
     """contract "Orders": `deliveryZone` by name, else the active zone containing the dropoff."""
     if name:
         return selectors.partner_zone_get_by_name(organization_id=organization_id, name=name)
     zone = zone_selectors.zone_containing_point(
-        organization_id=organization_id, lat=lat, lng=lng, purposes=DISPATCH_PURPOSES
+        organization_id=organization_id,
+        lat=dropoff.lat,
+        lng=dropoff.lng,
+        purposes=DISPATCH_PURPOSES,
     )
     if zone is None:
         raise NoZoneCoversDropoff()
     return zone
 
 
-def _held_until(*, start: datetime, tz) -> datetime | None:
+def _held_until(*, start: datetime, tz: tzinfo) -> datetime | None:
     """contract "Orders": a window on a later calendar day (zone time) than today is held until
     00:00 zone time of that day."""
     delivery_day = start.astimezone(tz).date()
@@ -91,125 +171,122 @@ def _held_until(*, start: datetime, tz) -> datetime | None:
     return windows.day_bounds(delivery_day, tz)[0]
 
 
+def _window_chosen(*, draft: PartnerOrderDraft, zone: Zone) -> _WindowChoice | None:
+    """The standard window containing `deliveryWindowStart` (a naive time is read in the zone's
+    timezone; no end: the window's), or None without a start. 400 when no window contains it or
+    the zone takes no deliveries that day."""
+    start, end = draft.delivery_window_start, draft.delivery_window_end
+    if start is None:
+        return None
+    tz = windows.zone_tz(zone.timezone)
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=tz)
+    if end is not None and end.tzinfo is None:
+        end = end.replace(tzinfo=tz)
+    window = windows.window_containing(start, tz)
+    if window is None:
+        raise NoDeliveryWindow(draft.delivery_window_start.isoformat())
+    zone_selectors.zone_blackout_check(zone=zone, day=window.start.astimezone(tz).date())
+    return _WindowChoice(
+        window=window,
+        start=start,
+        end=end if end is not None else window.end,
+        held_until=_held_until(start=start, tz=tz),
+    )
+
+
+def _duplicate_refuse(*, organization_id: UUID | str, external_ref: str) -> None:
+    # A cheap early answer before queueing on the window's lock; the unique constraint in
+    # order_insert stays the authority.
+    if Order.objects.filter(organization_id=organization_id, external_ref=external_ref).exists():
+        raise DuplicateExternalRef(external_ref)
+
+
+def _order_written(
+    *,
+    organization_id: UUID | str,
+    platform: str,
+    draft: PartnerOrderDraft,
+    actor: str,
+    api_key_id: UUID | str | None,
+    pickup: _Point,
+    dropoff: _Point,
+    zone: Zone,
+    choice: _WindowChoice | None,
+    window_load: DeliveryWindowLoad | None,
+) -> Order:
+    """The order row and its first history row, with the notes prefix (contract "Orders")."""
+    return order_services.order_insert(
+        organization_id=organization_id,
+        family=OrderFamily.PARTNER,
+        platform=platform,
+        external_ref=draft.external_ref,
+        actor=actor,
+        api_key_id=api_key_id,
+        pickup_address=draft.pickup_address,
+        pickup_lat=pickup.lat,
+        pickup_lng=pickup.lng,
+        dropoff_address=draft.dropoff_address,
+        dropoff_lat=dropoff.lat,
+        dropoff_lng=dropoff.lng,
+        recipient_name=draft.recipient_name,
+        recipient_phone=draft.recipient_phone,
+        package_size=draft.package_size,
+        weight_kg=draft.weight_kg,
+        temperature_class=draft.temperature_class,
+        delivery_method=draft.delivery_method,
+        service_type=draft.service_type,
+        cod_amount=draft.cod_amount,
+        expected_barcode=draft.expected_barcode,
+        notes=notes_compose(
+            temperature_class=draft.temperature_class,
+            weight_kg=draft.weight_kg,
+            zone_name=zone.name,
+            note=draft.notes,
+        ),
+        zone=zone,
+        delivery_window_start=choice.start if choice is not None else None,
+        delivery_window_end=choice.end if choice is not None else None,
+        window_load=window_load,
+        held_until=choice.held_until if choice is not None else None,
+    )
+
+
 def partner_order_create(
     *,
-    organization_id,
+    organization_id: UUID | str,
     platform: str,
-    external_ref: str,
-    pickup_address: str,
-    dropoff_address: str,
-    recipient_name: str,
-    recipient_phone: str,
-    pickup_lat: float | None = None,
-    pickup_lng: float | None = None,
-    dropoff_lat: float | None = None,
-    dropoff_lng: float | None = None,
-    geocode_on_ingest: bool = False,
-    package_size: str = "",
-    weight_kg: Decimal | None = None,
-    temperature_class: str = "",
-    delivery_method: str = "",
-    delivery_zone: str | None = None,
-    notes: str = "",
-    delivery_window_start: datetime | None = None,
-    delivery_window_end: datetime | None = None,
-    cod_amount: Decimal | None = None,
-    expected_barcode: str = "",
-    service_type: str = "standard",
+    draft: PartnerOrderDraft,
     actor: str = "",
-    api_key_id=None,
+    api_key_id: UUID | str | None = None,
 ) -> Order:
     """`POST /integrations/partner-a/orders` after input validation (contract "Orders").
 
-    Geocodes missing coordinates (the serializer only lets them be missing with
-    `geocodeOnIngest`), resolves the zone, books the window that contains
-    `delivery_window_start` (a naive time is read in the zone's timezone), writes the order
-    with its notes prefix and emits `order.created`, all or nothing.
+    Locates the pickup and dropoff, chooses the zone, finds the window of
+    `deliveryWindowStart`, then books the window, writes the order with its notes prefix and
+    emits `order.created`, all or nothing.
     """
-    pickup = _geocoded(
-        organization_id=organization_id,
-        address=pickup_address,
-        lat=pickup_lat,
-        lng=pickup_lng,
-        field="pickupAddress",
-    )
-    dropoff = _geocoded(
-        organization_id=organization_id,
-        address=dropoff_address,
-        lat=dropoff_lat,
-        lng=dropoff_lng,
-        field="dropoffAddress",
-    )
-    failed = [result for result in (pickup, dropoff) if isinstance(result, str)]
-    if failed:
-        raise GeocodeFailed(failed)
-    (pickup_lat, pickup_lng), (dropoff_lat, dropoff_lng) = pickup, dropoff
-
-    zone = _partner_zone(
-        organization_id=organization_id, name=delivery_zone, lat=dropoff_lat, lng=dropoff_lng
-    )
-    tz = windows.zone_tz(zone.timezone)
-    window = None
-    held_until = None
-    if delivery_window_start is not None:
-        requested = delivery_window_start
-        if delivery_window_start.tzinfo is None:
-            delivery_window_start = delivery_window_start.replace(tzinfo=tz)
-        if delivery_window_end is not None and delivery_window_end.tzinfo is None:
-            delivery_window_end = delivery_window_end.replace(tzinfo=tz)
-        window = windows.window_containing(delivery_window_start, tz)
-        if window is None:
-            raise NoDeliveryWindow(requested.isoformat())
-        if delivery_window_end is None:
-            delivery_window_end = window.end
-        zone_selectors.zone_blackout_check(zone=zone, day=window.start.astimezone(tz).date())
-        held_until = _held_until(start=delivery_window_start, tz=tz)
-
+    pickup, dropoff = _addresses_located(organization_id=organization_id, draft=draft)
+    zone = _partner_zone(organization_id=organization_id, name=draft.delivery_zone, dropoff=dropoff)
+    choice = _window_chosen(draft=draft, zone=zone)
     with transaction.atomic():
-        # A cheap early answer before queueing on the window's lock; the unique constraint in
-        # order_insert stays the authority.
-        if Order.objects.filter(
-            organization_id=organization_id, external_ref=external_ref
-        ).exists():
-            raise DuplicateExternalRef(external_ref)
+        _duplicate_refuse(organization_id=organization_id, external_ref=draft.external_ref)
         window_load = (
-            window_services.window_book(zone=zone, start=window.start, end=window.end)
-            if window is not None
+            window_services.window_book(zone=zone, start=choice.window.start, end=choice.window.end)
+            if choice is not None
             else None
         )
-        order = order_services.order_insert(
+        order = _order_written(
             organization_id=organization_id,
-            family=OrderFamily.PARTNER,
             platform=platform,
-            external_ref=external_ref,
+            draft=draft,
             actor=actor,
             api_key_id=api_key_id,
-            pickup_address=pickup_address,
-            pickup_lat=pickup_lat,
-            pickup_lng=pickup_lng,
-            dropoff_address=dropoff_address,
-            dropoff_lat=dropoff_lat,
-            dropoff_lng=dropoff_lng,
-            recipient_name=recipient_name,
-            recipient_phone=recipient_phone,
-            package_size=package_size,
-            weight_kg=weight_kg,
-            temperature_class=temperature_class,
-            delivery_method=delivery_method,
-            service_type=service_type,
-            cod_amount=cod_amount,
-            expected_barcode=expected_barcode,
-            notes=notes_compose(
-                temperature_class=temperature_class,
-                weight_kg=weight_kg,
-                zone_name=zone.name,
-                note=notes,
-            ),
+            pickup=pickup,
+            dropoff=dropoff,
             zone=zone,
-            delivery_window_start=delivery_window_start,
-            delivery_window_end=delivery_window_end,
+            choice=choice,
             window_load=window_load,
-            held_until=held_until,
         )
         webhook_events.order_event_emit(
             order_id=order.id,
