@@ -14,8 +14,9 @@ directions therefore queue instead of deadlocking.
 
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from functools import cache
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from shapely.geometry import Point
@@ -23,7 +24,7 @@ from shapely.geometry import Point
 from delivery import metrics
 from delivery.errors import BadRequest, ValidationFailed
 from delivery.fields import parse_uuid
-from slots import selectors
+from slots import counters, selectors
 from slots.errors import (
     DropoffOutsideZone,
     SlotCutoffPassed,
@@ -426,56 +427,50 @@ def _take_place(counter: SlotDay, *, capacity: int) -> int:
     return counter.booked
 
 
-# One statement takes a place on a new booking: the counter row is created with its first
-# booking, or the existing row is locked and counts one more while `booked < capacity`.
-# Concurrent bookings queue on the row lock and PostgreSQL re-evaluates the DO UPDATE's WHERE on
-# the row version the one before committed, so the slot is never overbooked (the CHECK
-# constraint backs it). No row returned: the slot is full. (A locking SELECT and an UPDATE did
-# this before; moves still lock first, in a fixed order, as they touch two counters.)
-_BOOK_PLACE = """
-INSERT INTO {table} AS existing (template_id, date, booked, capacity, hold_expiries)
-VALUES (%(template)s, %(date)s, 1, %(capacity)s, '{{}}')
-ON CONFLICT (template_id, date) DO UPDATE
-    SET booked = existing.booked + 1, capacity = EXCLUDED.capacity
-    WHERE existing.booked + {live_holds} < EXCLUDED.capacity
-RETURNING booked + {live_holds_returned}
-"""
-
 # Live holds of the counter row (`SlotDay.hold_expiries`) at `%(now)s`: in the DO UPDATE's WHERE
 # this reads the row version the statement locked, so holds count as exactly as bookings do.
 _LIVE_HOLDS = "(SELECT count(*) FROM unnest({column}) AS e WHERE e > %(now)s)"
+
+
+@cache
+def _book_place_statement() -> str:
+    """A booking's place taken in one statement (`slots/counters.py`): the slot's live holds
+    count as taken places, the row starts with none, and the statement returns the places taken
+    (bookings and live holds) after this one. Moves still lock first, in a fixed order, as they
+    touch two counters."""
+    holds = counters.column(SlotDay, "hold_expiries")
+    booked = counters.column(SlotDay, "booked")
+    return counters.place_take_statement(
+        model=SlotDay,
+        key={"template": "%(template)s", "date": "%(date)s"},
+        first_row={"hold_expiries": "'{}'"},
+        others_taken=" + " + _LIVE_HOLDS.format(column=f"existing.{holds}"),
+        returning=f"{booked} + {_LIVE_HOLDS.format(column=holds)}",
+    )
 
 
 def _book_place(*, template_id, day: date, capacity: int, now: datetime | None = None) -> int:
     """One more booking on the (template, date) counter, locked until the transaction ends;
     400 `Delivery slot is full` when bookings and live holds fill it. Returns the slot's taken
     places (bookings and live holds) after this one."""
-    row = None
-    if capacity > 0:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _BOOK_PLACE.format(
-                    table=connection.ops.quote_name(SlotDay._meta.db_table),
-                    live_holds=_LIVE_HOLDS.format(column="existing.hold_expiries"),
-                    live_holds_returned=_LIVE_HOLDS.format(column="hold_expiries"),
-                ),
-                {
-                    "template": template_id,
-                    "date": day,
-                    "capacity": capacity,
-                    "now": now or timezone.now(),
-                },
-            )
-            row = cursor.fetchone()
+    row = counters.place_take(
+        statement=_book_place_statement(),
+        params={
+            "template": template_id,
+            "date": day,
+            "capacity": capacity,
+            "now": now or timezone.now(),
+        },
+        capacity=capacity,
+        kind="slot",
+    )
     if row is None:
-        metrics.booking_refused("slot")
         raise SlotFull()
-    metrics.booking_made("slot")
     return row[0]
 
 
 def _give_back_place(counter: SlotDay) -> None:
-    SlotDay.objects.filter(pk=counter.pk, booked__gt=0).update(booked=F("booked") - 1)
+    counters.place_give_back(model=SlotDay, counter_id=counter.pk)
     counter.booked = max(0, counter.booked - 1)
 
 
@@ -587,9 +582,10 @@ def slot_booking_release(*, order) -> None:
 HOLD_TTL_DEFAULT_SECONDS = 600
 HOLD_TTL_MAX_SECONDS = 3600
 
-# A hold takes a place in one statement, as a booking does (`_BOOK_PLACE`), on the same row
-# lock: its expiry joins the row's live holds while bookings and live holds leave room. The
-# holds that have expired are dropped from the row on the way.
+# A hold takes a place in one statement, as a booking does (`_book_place_statement`), on the
+# same row lock: its expiry joins the row's live holds while bookings and live holds leave room.
+# The holds that have expired are dropped from the row on the way. Its own statement, not the
+# counters' one: it adds an expiry instead of counting a booking.
 _HOLD_PLACE = """
 INSERT INTO {table} AS existing (template_id, date, booked, capacity, hold_expiries)
 VALUES (%(template)s, %(date)s, 0, %(capacity)s, ARRAY[%(expires)s]::timestamptz[])
@@ -624,23 +620,21 @@ def slot_hold_create(
     with transaction.atomic():
         now = timezone.now()
         expires_at = now + timedelta(seconds=ttl_seconds)
-        row = None
-        if template.capacity > 0:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    _HOLD_PLACE.format(
-                        table=connection.ops.quote_name(SlotDay._meta.db_table),
-                        live_holds=_LIVE_HOLDS.format(column="existing.hold_expiries"),
-                    ),
-                    {
-                        "template": template.id,
-                        "date": day,
-                        "capacity": template.capacity,
-                        "expires": expires_at,
-                        "now": now,
-                    },
-                )
-                row = cursor.fetchone()
+        row = counters.place_take(
+            statement=_HOLD_PLACE.format(
+                table=counters.table(SlotDay),
+                live_holds=_LIVE_HOLDS.format(column="existing.hold_expiries"),
+            ),
+            params={
+                "template": template.id,
+                "date": day,
+                "capacity": template.capacity,
+                "expires": expires_at,
+                "now": now,
+            },
+            capacity=template.capacity,
+            kind=None,
+        )
         if row is None:
             raise SlotFull()
         hold = SlotHold.objects.create(
