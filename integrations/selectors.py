@@ -4,6 +4,7 @@ organization, except the public tracking lookup. The partner family's own reads 
 
 from dataclasses import dataclass
 from datetime import date
+from uuid import UUID
 
 from django.db.models import (
     DateField,
@@ -30,7 +31,7 @@ def _with_relations(queryset: QuerySet[Order]) -> QuerySet[Order]:
 
 
 def order_get_by_external_ref(
-    *, organization_id, external_ref: str, family: str | None = None
+    *, organization_id: UUID | str, external_ref: str, family: str | None = None
 ) -> Order:
     """The organization's order `external_ref` (of `family` when given); 404 `Order not found`
     otherwise, another organization's order included (contract "Authentication and scope")."""
@@ -46,7 +47,7 @@ def order_get_by_external_ref(
     return order
 
 
-def order_get(*, organization_id, order_id) -> Order:
+def order_get(*, organization_id: UUID | str, order_id: UUID | str) -> Order:
     """The organization's order by id; 404 `Order not found` for a malformed or unknown id."""
     parsed = parse_uuid(order_id)
     order = (
@@ -101,7 +102,11 @@ def _delivery_day():
 
 
 def order_list(
-    *, organization_id, status: str | None = None, day: date | None = None, zone_id=None
+    *,
+    organization_id: UUID | str,
+    status: str | None = None,
+    day: date | None = None,
+    zone_id: UUID | str | None = None,
 ) -> QuerySet[Order]:
     """The organization's orders, newest first (a stable order: ties broken by id), with
     zone and driver joined. `day` keeps orders whose window starts on that day, zone time."""
@@ -117,10 +122,10 @@ def order_list(
 
 def order_page(
     *,
-    organization_id,
+    organization_id: UUID | str,
     status: str | None,
     day: date | None,
-    zone_id,
+    zone_id: UUID | str,
     page: int,
     page_size: int,
 ) -> OrderPage:
@@ -135,7 +140,7 @@ def order_page(
     )
 
 
-def order_get_with_history(*, organization_id, order_id) -> Order:
+def order_get_with_history(*, organization_id: UUID | str, order_id: UUID | str) -> Order:
     """`order_get` with its status history prefetched, oldest first."""
     order = order_get(organization_id=organization_id, order_id=order_id)
     prefetch_related_objects(

@@ -9,15 +9,18 @@ on that slot's
 `SlotDay` row (`SELECT ... FOR UPDATE`), so capacity is never exceeded. Locks are always taken
 in one order: the order row (by the caller), then its booking, then `SlotDay` rows sorted by
 (template id, date). Two requests moving orders between the same two slots in opposite
-directions therefore queue instead of deadlocking.
+directions therefore queue instead of deadlocking. The `order` they take is an
+`integrations.Order`, typed as a `Model`: slots stands below integrations (docs/architecture.md).
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from functools import cache
+from uuid import UUID
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Model
 from django.utils import timezone
 from shapely.geometry import Point
 
@@ -62,7 +65,7 @@ SEED_LAST_END_MINUTES = 20 * 60
 # ----- policy -----
 
 
-def slot_policy_get_or_create(*, organization_id) -> SlotPolicy:
+def slot_policy_get_or_create(*, organization_id: UUID | str) -> SlotPolicy:
     """The organization's slot policy, created with the defaults of contract "Slots and windows"
     when it has
     none yet (concurrent first calls create one row: the one-to-one key decides)."""
@@ -290,7 +293,7 @@ def _seed_starts(*, first_start: time, last_end_minutes: int, duration: int) -> 
 @transaction.atomic
 def slot_templates_seed(
     *,
-    organization: Organization,
+    organization_id: UUID | str,
     zones: list[Zone] | None = None,
     days_of_week: list[int] | None = None,
     first_start: time | None = None,
@@ -301,15 +304,15 @@ def slot_templates_seed(
     Thursday), slots of the policy's duration back to back from `first_start` (08:00) until
     `last_end` (20:00; 00:00 is midnight). Slots that already exist (zone, weekday, start) are
     left alone, so seeding twice creates nothing new. Returns the templates created."""
-    policy = slot_policy_get_or_create(organization_id=organization.id)
+    policy = slot_policy_get_or_create(organization_id=organization_id)
     if zones is None:
         zones = list(
-            Zone.objects.filter(organization=organization, purpose__in=SLOT_PURPOSES).order_by(
-                "name", "id"
-            )
+            Zone.objects.filter(
+                organization_id=organization_id, purpose__in=SLOT_PURPOSES
+            ).order_by("name", "id")
         )
     for zone in zones:
-        if zone.organization_id != organization.id:
+        if zone.organization_id != organization_id:
             raise ValueError("zone of another organization")
         _check_zone(zone)
     first_start = first_start or SEED_FIRST_START
@@ -338,7 +341,7 @@ def slot_templates_seed(
                 if (zone.id, day, start) in existing:
                     continue
                 template = SlotTemplate(
-                    organization=organization,
+                    organization_id=organization_id,
                     zone=zone,
                     day_of_week=day,
                     start_time=start,
@@ -409,7 +412,7 @@ def _slot_day_locked(*, template_id, day: date) -> SlotDay:
         return SlotDay.objects.select_for_update().get(template_id=template_id, date=day)
 
 
-def live_hold_count(expiries, now: datetime) -> int:
+def live_hold_count(expiries: Iterable[datetime], now: datetime) -> int:
     """The holds of a counter row still live at `now` (an expired hold counts for nothing)."""
     return sum(1 for expiry in expiries if expiry > now)
 
@@ -485,7 +488,7 @@ class SlotBooked:
         return max(0, self.capacity - self.booked)
 
 
-def slot_book(*, order, template: SlotTemplate, day: date) -> SlotBooked:
+def slot_book(*, order: Model, template: SlotTemplate, day: date) -> SlotBooked:
     """Books `template` on `day` for a new `order` (capacity rules 1-5), in the caller's
     transaction, and emits `erp.slot.booked`. 400 `Delivery slot is full` at capacity (the
     caller's transaction is then rolled back, order included)."""
@@ -520,7 +523,7 @@ def _slot_key(template_id, day: date) -> tuple[str, str]:
     return (str(template_id), day.isoformat())
 
 
-def slot_booking_move(*, order, template: SlotTemplate, day: date) -> SlotBooking:
+def slot_booking_move(*, order: Model, template: SlotTemplate, day: date) -> SlotBooking:
     """Moves the order's booking to `template` on `day` (or books it when it has none), freeing
     the old slot and taking the new one in the caller's transaction (contract "Orders"). The caller
     holds the order row's lock. 400 `Delivery slot is full` when the new slot is full.
@@ -555,7 +558,7 @@ def slot_booking_move(*, order, template: SlotTemplate, day: date) -> SlotBookin
     return booking
 
 
-def slot_booking_release(*, order) -> None:
+def slot_booking_release(*, order: Model) -> None:
     """Frees the order's slot (it was cancelled or failed: capacity rule 3), in the caller's
     transaction, and emits `erp.slots.updated` for its zone. Releasing an order with no active
     booking does nothing, so calling it twice is safe."""
@@ -601,7 +604,7 @@ RETURNING 1
 
 def slot_hold_create(
     *,
-    api_key_id,
+    api_key_id: UUID | str,
     template: SlotTemplate,
     day: date,
     dropoff_lat: float,
@@ -663,7 +666,9 @@ def _hold_locked(*, api_key_id, hold_id) -> SlotHold:
     return hold
 
 
-def slot_hold_claim(*, api_key_id, hold_id, template: SlotTemplate, day: date) -> SlotHold:
+def slot_hold_claim(
+    *, api_key_id: UUID | str, hold_id: UUID | str, template: SlotTemplate, day: date
+) -> SlotHold:
     """The hold an ERP create names, locked, in the caller's transaction: the key's own (404),
     for this template and date (400), not used (409), not expired (409)."""
     hold = _hold_locked(api_key_id=api_key_id, hold_id=hold_id)
@@ -676,7 +681,7 @@ def slot_hold_claim(*, api_key_id, hold_id, template: SlotTemplate, day: date) -
     return hold
 
 
-def slot_hold_book(*, order, hold: SlotHold, template: SlotTemplate) -> SlotBooked:
+def slot_hold_book(*, order: Model, hold: SlotHold, template: SlotTemplate) -> SlotBooked:
     """Turns the claimed `hold` into `order`'s booking, in the caller's transaction: the place
     the hold took becomes a booking (no second place, no capacity check). 409 `Slot hold has
     expired` when, under the slot's lock, the hold is no longer live (it expired while the
@@ -724,7 +729,7 @@ def slot_hold_book(*, order, hold: SlotHold, template: SlotTemplate) -> SlotBook
 
 
 @transaction.atomic
-def slot_hold_release(*, api_key_id, hold_id) -> None:
+def slot_hold_release(*, api_key_id: UUID | str, hold_id: UUID | str) -> None:
     """`DELETE .../slot-holds/:holdId`: gives the place back and forgets the hold (404 for an
     unknown or another key's; 409 once it became a booking: cancel the order instead).
     Emits `erp.slots.updated`."""

@@ -1,6 +1,8 @@
 """Reads on organizations, users, API keys and tokens."""
 
-from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
+from uuid import UUID
+
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -19,7 +21,7 @@ from tenants.models import ApiKey, AuthToken, Driver, Organization, OrgRole, Use
 from tenants.services import secret_digest
 
 
-def organization_get(*, organization_id) -> Organization:
+def organization_get(*, organization_id: UUID | str) -> Organization:
     """404 for a malformed or unknown id alike (contract "Errors")."""
     parsed = parse_uuid(organization_id)
     organization = Organization.objects.filter(pk=parsed).first() if parsed else None
@@ -28,7 +30,7 @@ def organization_get(*, organization_id) -> Organization:
     return organization
 
 
-def user_get(*, user_id) -> User:
+def user_get(*, user_id: UUID | str) -> User:
     parsed = parse_uuid(user_id)
     user = User.objects.filter(pk=parsed).first() if parsed else None
     if user is None:
@@ -36,7 +38,7 @@ def user_get(*, user_id) -> User:
     return user
 
 
-def count_per_organization(queryset):
+def count_per_organization(queryset: QuerySet) -> Coalesce:
     """A correlated COUNT subquery over `queryset` (rows with an `organization` foreign key).
 
     Used as an annotation, it counts for the whole list in the same SQL statement.
@@ -54,14 +56,16 @@ def count_per_organization(queryset):
     )
 
 
-def api_key_list(*, organization: Organization):
-    return ApiKey.objects.filter(organization=organization).order_by("created_at", "id")
+def api_key_list(*, organization_id: UUID | str) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(organization_id=organization_id).order_by("created_at", "id")
 
 
-def api_key_get(*, organization: Organization, key_id) -> ApiKey:
+def api_key_get(*, organization_id: UUID | str, key_id: UUID | str) -> ApiKey:
     parsed = parse_uuid(key_id)
     api_key = (
-        ApiKey.objects.filter(organization=organization, pk=parsed).first() if parsed else None
+        ApiKey.objects.filter(organization_id=organization_id, pk=parsed).first()
+        if parsed
+        else None
     )
     if api_key is None:
         raise ApiKeyNotFound()
@@ -102,7 +106,7 @@ def auth_token_get(*, value: str) -> AuthToken:
     return token
 
 
-def admin_organizations(*, user: User):
+def admin_organizations(*, user: User) -> QuerySet[Organization]:
     """Active organizations the user is an active admin of (an inactive one is unknown)."""
     return Organization.objects.filter(
         is_active=True,
@@ -112,7 +116,7 @@ def admin_organizations(*, user: User):
     ).order_by("created_at", "id")
 
 
-def admin_organization_get(*, user: User, organization_id) -> Organization:
+def admin_organization_get(*, user: User, organization_id: UUID | str) -> Organization:
     """The organization in a management path, if `user` administers it; else 404 (contract
     "Authentication and scope")."""
     parsed = parse_uuid(organization_id)
@@ -122,13 +126,17 @@ def admin_organization_get(*, user: User, organization_id) -> Organization:
     return organization
 
 
-def driver_list(*, organization: Organization):
-    return Driver.objects.filter(organization=organization).order_by("name", "id")
+def driver_list(*, organization_id: UUID | str) -> QuerySet[Driver]:
+    return Driver.objects.filter(organization_id=organization_id).order_by("name", "id")
 
 
-def driver_get(*, organization: Organization, driver_id) -> Driver:
+def driver_get(*, organization_id: UUID | str, driver_id: UUID | str) -> Driver:
     parsed = parse_uuid(driver_id)
-    driver = Driver.objects.filter(organization=organization, pk=parsed).first() if parsed else None
+    driver = (
+        Driver.objects.filter(organization_id=organization_id, pk=parsed).first()
+        if parsed
+        else None
+    )
     if driver is None:
         raise DriverNotFound()
     return driver
