@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from decimal import Decimal
+from typing import Any
 from uuid import UUID
 
 from django.db import transaction
@@ -23,7 +24,7 @@ from integrations.errors import (
     NoZoneCoversDropoff,
     TransitionNotAllowed,
 )
-from integrations.models import DeliveryWindowLoad, Order, OrderFamily, OrderStatus
+from integrations.models import Order, OrderFamily, OrderStatus
 from integrations.partner import selectors
 from integrations.services import orders as order_services
 from integrations.services import windows as window_services
@@ -93,12 +94,6 @@ class PartnerOrderDraft:
 
 
 @dataclass(frozen=True)
-class _Point:
-    lat: float
-    lng: float
-
-
-@dataclass(frozen=True)
 class _WindowChoice:
     """The standard window an order books, with the order's own bounds inside it (aware)."""
 
@@ -108,54 +103,56 @@ class _WindowChoice:
     held_until: datetime | None
 
 
+#: the body's fields an order keeps as they came (contract "Orders")
+_KEPT_AS_GIVEN = (
+    "pickup_address",
+    "dropoff_address",
+    "recipient_name",
+    "recipient_phone",
+    "package_size",
+    "weight_kg",
+    "temperature_class",
+    "delivery_method",
+    "service_type",
+    "cod_amount",
+    "expected_barcode",
+)
+
+
 def _geocoded(
-    *, organization_id: UUID | str, address: str, lat: float | None, lng: float | None
-) -> _Point | None:
+    organization_id: UUID | str, address: str, lat: float | None, lng: float | None
+) -> tuple[float, float] | None:
     """The given coordinates, or the address geocoded; None when it cannot be."""
     if lat is not None and lng is not None:
-        return _Point(lat, lng)
+        return lat, lng
     result = geocoding.geocode(organization_id=organization_id, address=address)
     if result is None:
         return None
-    return _Point(result.lat, result.lng)
+    return result.lat, result.lng
 
 
 def _addresses_located(
     *, organization_id: UUID | str, draft: PartnerOrderDraft
-) -> tuple[_Point, _Point]:
-    """The pickup and the dropoff as coordinates; 400 naming every address that cannot be
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The pickup and the dropoff as (lat, lng); 400 naming every address that cannot be
     geocoded (the serializer only lets coordinates be missing with `geocodeOnIngest`)."""
-    pickup = _geocoded(
-        organization_id=organization_id,
-        address=draft.pickup_address,
-        lat=draft.pickup_lat,
-        lng=draft.pickup_lng,
-    )
+    pickup = _geocoded(organization_id, draft.pickup_address, draft.pickup_lat, draft.pickup_lng)
     dropoff = _geocoded(
-        organization_id=organization_id,
-        address=draft.dropoff_address,
-        lat=draft.dropoff_lat,
-        lng=draft.dropoff_lng,
+        organization_id, draft.dropoff_address, draft.dropoff_lat, draft.dropoff_lng
     )
-    failed = [
-        field
-        for field, point in (("pickupAddress", pickup), ("dropoffAddress", dropoff))
-        if point is None
-    ]
+    named = (("pickupAddress", pickup), ("dropoffAddress", dropoff))
+    failed = [field for field, point in named if point is None]
     if failed:
         raise GeocodeFailed(failed)
     return pickup, dropoff
 
 
-def _partner_zone(*, organization_id: UUID | str, name: str | None, dropoff: _Point) -> Zone:
+def _partner_zone(*, organization_id: UUID | str, name: str | None, lat: float, lng: float) -> Zone:
     """contract "Orders": `deliveryZone` by name, else the active zone containing the dropoff."""
     if name:
         return selectors.partner_zone_get_by_name(organization_id=organization_id, name=name)
     zone = zone_selectors.zone_containing_point(
-        organization_id=organization_id,
-        lat=dropoff.lat,
-        lng=dropoff.lng,
-        purposes=DISPATCH_PURPOSES,
+        organization_id=organization_id, lat=lat, lng=lng, purposes=DISPATCH_PURPOSES
     )
     if zone is None:
         raise NoZoneCoversDropoff()
@@ -202,54 +199,30 @@ def _duplicate_refuse(*, organization_id: UUID | str, external_ref: str) -> None
         raise DuplicateExternalRef(external_ref)
 
 
-def _order_written(
+def _order_fields(
     *,
-    organization_id: UUID | str,
-    platform: str,
     draft: PartnerOrderDraft,
-    actor: str,
-    api_key_id: UUID | str | None,
-    pickup: _Point,
-    dropoff: _Point,
+    pickup: tuple[float, float],
+    dropoff: tuple[float, float],
     zone: Zone,
     choice: _WindowChoice | None,
-    window_load: DeliveryWindowLoad | None,
-) -> Order:
-    """The order row and its first history row, with the notes prefix (contract "Orders")."""
-    return order_services.order_insert(
-        organization_id=organization_id,
-        family=OrderFamily.PARTNER,
-        platform=platform,
-        external_ref=draft.external_ref,
-        actor=actor,
-        api_key_id=api_key_id,
-        pickup_address=draft.pickup_address,
-        pickup_lat=pickup.lat,
-        pickup_lng=pickup.lng,
-        dropoff_address=draft.dropoff_address,
-        dropoff_lat=dropoff.lat,
-        dropoff_lng=dropoff.lng,
-        recipient_name=draft.recipient_name,
-        recipient_phone=draft.recipient_phone,
-        package_size=draft.package_size,
-        weight_kg=draft.weight_kg,
+) -> dict[str, Any]:
+    """The order's own fields (contract "Orders"): the body's as given, the located coordinates,
+    the notes with their prefix, the zone, and the window's bounds and hold when it has one."""
+    fields = {name: getattr(draft, name) for name in _KEPT_AS_GIVEN}
+    fields["pickup_lat"], fields["pickup_lng"] = pickup
+    fields["dropoff_lat"], fields["dropoff_lng"] = dropoff
+    fields["notes"] = notes_compose(
         temperature_class=draft.temperature_class,
-        delivery_method=draft.delivery_method,
-        service_type=draft.service_type,
-        cod_amount=draft.cod_amount,
-        expected_barcode=draft.expected_barcode,
-        notes=notes_compose(
-            temperature_class=draft.temperature_class,
-            weight_kg=draft.weight_kg,
-            zone_name=zone.name,
-            note=draft.notes,
-        ),
-        zone=zone,
-        delivery_window_start=choice.start if choice is not None else None,
-        delivery_window_end=choice.end if choice is not None else None,
-        window_load=window_load,
-        held_until=choice.held_until if choice is not None else None,
+        weight_kg=draft.weight_kg,
+        zone_name=zone.name,
+        note=draft.notes,
     )
+    fields["zone"] = zone
+    if choice is not None:
+        fields["delivery_window_start"], fields["delivery_window_end"] = choice.start, choice.end
+        fields["held_until"] = choice.held_until
+    return fields
 
 
 def partner_order_create(
@@ -267,7 +240,9 @@ def partner_order_create(
     emits `order.created`, all or nothing.
     """
     pickup, dropoff = _addresses_located(organization_id=organization_id, draft=draft)
-    zone = _partner_zone(organization_id=organization_id, name=draft.delivery_zone, dropoff=dropoff)
+    zone = _partner_zone(
+        organization_id=organization_id, name=draft.delivery_zone, lat=dropoff[0], lng=dropoff[1]
+    )
     choice = _window_chosen(draft=draft, zone=zone)
     with transaction.atomic():
         _duplicate_refuse(organization_id=organization_id, external_ref=draft.external_ref)
@@ -276,17 +251,15 @@ def partner_order_create(
             if choice is not None
             else None
         )
-        order = _order_written(
+        order = order_services.order_insert(
             organization_id=organization_id,
+            family=OrderFamily.PARTNER,
             platform=platform,
-            draft=draft,
+            external_ref=draft.external_ref,
             actor=actor,
             api_key_id=api_key_id,
-            pickup=pickup,
-            dropoff=dropoff,
-            zone=zone,
-            choice=choice,
             window_load=window_load,
+            **_order_fields(draft=draft, pickup=pickup, dropoff=dropoff, zone=zone, choice=choice),
         )
         webhook_events.order_event_emit(
             order_id=order.id,
