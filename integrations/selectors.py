@@ -2,7 +2,6 @@
 organization, except the public tracking lookup. The partner family's own reads are in
 `integrations/partner/selectors.py`, the ERP family's in `integrations/erp/selectors.py`."""
 
-from dataclasses import dataclass
 from datetime import date
 from uuid import UUID
 
@@ -19,7 +18,7 @@ from django.db.models import (
 from django.db.models.functions import Cast, Coalesce
 
 from delivery.fields import parse_uuid
-from delivery.queries import unique_row
+from delivery.queries import Page, page_of, unique_row
 from integrations.errors import OrderNotFound
 from integrations.external_refs import could_be_stored
 from integrations.models import Order, OrderStatusEvent
@@ -82,14 +81,6 @@ def order_status_events(*, order: Order) -> QuerySet[OrderStatusEvent]:
 # ----- management API -----
 
 
-@dataclass(frozen=True)
-class OrderPage:
-    items: list[Order]
-    page: int
-    page_size: int
-    total: int
-
-
 def _delivery_day():
     """The local calendar day (zone time, UTC without a zone) of the order's window start."""
     local_time = Func(
@@ -128,16 +119,10 @@ def order_page(
     zone_id: UUID | str,
     page: int,
     page_size: int,
-) -> OrderPage:
+) -> Page[Order]:
     """One page of `order_list`: two queries (rows and count), whatever the page holds."""
     qs = order_list(organization_id=organization_id, status=status, day=day, zone_id=zone_id)
-    offset = (page - 1) * page_size
-    return OrderPage(
-        items=list(qs[offset : offset + page_size]),
-        page=page,
-        page_size=page_size,
-        total=qs.count(),
-    )
+    return page_of(qs, page=page, page_size=page_size)
 
 
 def order_get_with_history(*, organization_id: UUID | str, order_id: UUID | str) -> Order:

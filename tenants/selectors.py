@@ -1,8 +1,9 @@
 """Reads on organizations, users, API keys and tokens."""
 
+from typing import TypeVar
 from uuid import UUID
 
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, IntegerField, Model, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -19,6 +20,8 @@ from tenants.errors import (
 from tenants.keycache import ApiKeyPrincipal
 from tenants.models import ApiKey, AuthToken, Driver, Organization, OrgRole, User
 from tenants.services import secret_digest
+
+M = TypeVar("M", bound=Model)
 
 
 def organization_get(*, organization_id: UUID | str) -> Organization:
@@ -60,12 +63,18 @@ def api_key_list(*, organization_id: UUID | str) -> QuerySet[ApiKey]:
     return ApiKey.objects.filter(organization_id=organization_id).order_by("created_at", "id")
 
 
+def _row_of_organization(
+    queryset: QuerySet[M], *, organization_id: UUID | str, row_id: UUID | str
+) -> M | None:
+    """The organization's row `row_id`; None for an unknown or malformed id, or another
+    organization's, alike (contract "Authentication and scope")."""
+    parsed = parse_uuid(row_id)
+    return queryset.filter(organization_id=organization_id, pk=parsed).first() if parsed else None
+
+
 def api_key_get(*, organization_id: UUID | str, key_id: UUID | str) -> ApiKey:
-    parsed = parse_uuid(key_id)
-    api_key = (
-        ApiKey.objects.filter(organization_id=organization_id, pk=parsed).first()
-        if parsed
-        else None
+    api_key = _row_of_organization(
+        ApiKey.objects.all(), organization_id=organization_id, row_id=key_id
     )
     if api_key is None:
         raise ApiKeyNotFound()
@@ -131,11 +140,8 @@ def driver_list(*, organization_id: UUID | str) -> QuerySet[Driver]:
 
 
 def driver_get(*, organization_id: UUID | str, driver_id: UUID | str) -> Driver:
-    parsed = parse_uuid(driver_id)
-    driver = (
-        Driver.objects.filter(organization_id=organization_id, pk=parsed).first()
-        if parsed
-        else None
+    driver = _row_of_organization(
+        Driver.objects.all(), organization_id=organization_id, row_id=driver_id
     )
     if driver is None:
         raise DriverNotFound()

@@ -1,21 +1,13 @@
 """Reads of webhook deliveries; every query is scoped to one organization."""
 
-from dataclasses import dataclass
 from uuid import UUID
 
 from django.db.models import QuerySet
 
 from delivery.fields import parse_uuid
+from delivery.queries import Page, page_of
 from webhooks.errors import DeliveryNotFound
 from webhooks.models import Delivery
-
-
-@dataclass(frozen=True)
-class DeliveryPage:
-    items: list[Delivery]
-    page: int
-    page_size: int
-    total: int
 
 
 def delivery_list(*, organization_id: UUID | str, status: str | None = None) -> QuerySet[Delivery]:
@@ -28,16 +20,10 @@ def delivery_list(*, organization_id: UUID | str, status: str | None = None) -> 
 
 def delivery_page(
     *, organization_id: UUID | str, status: str | None, page: int, page_size: int
-) -> DeliveryPage:
-    """One page of `delivery_list`: two queries (count and rows), whatever the data."""
+) -> Page[Delivery]:
+    """One page of `delivery_list`: two queries (rows and count), whatever the data."""
     qs = delivery_list(organization_id=organization_id, status=status)
-    offset = (page - 1) * page_size
-    return DeliveryPage(
-        items=list(qs[offset : offset + page_size]),
-        page=page,
-        page_size=page_size,
-        total=qs.count(),
-    )
+    return page_of(qs, page=page, page_size=page_size)
 
 
 def delivery_get(*, organization_id: UUID | str, delivery_id: UUID | str) -> Delivery:
