@@ -24,18 +24,23 @@ from tenants.services import secret_digest
 M = TypeVar("M", bound=Model)
 
 
+def _row_by_id(queryset: QuerySet[M], row_id: UUID | str) -> M | None:
+    """The row `row_id` of `queryset`; None for a malformed id as for an unknown one, so both
+    answer the same 404 (contract "Errors")."""
+    parsed = parse_uuid(row_id)
+    return queryset.filter(pk=parsed).first() if parsed else None
+
+
 def organization_get(*, organization_id: UUID | str) -> Organization:
     """404 for a malformed or unknown id alike (contract "Errors")."""
-    parsed = parse_uuid(organization_id)
-    organization = Organization.objects.filter(pk=parsed).first() if parsed else None
+    organization = _row_by_id(Organization.objects.all(), organization_id)
     if organization is None:
         raise OrganizationNotFound()
     return organization
 
 
 def user_get(*, user_id: UUID | str) -> User:
-    parsed = parse_uuid(user_id)
-    user = User.objects.filter(pk=parsed).first() if parsed else None
+    user = _row_by_id(User.objects.all(), user_id)
     if user is None:
         raise UserNotFound()
     return user
@@ -63,19 +68,8 @@ def api_key_list(*, organization_id: UUID | str) -> QuerySet[ApiKey]:
     return ApiKey.objects.filter(organization_id=organization_id).order_by("created_at", "id")
 
 
-def _row_of_organization(
-    queryset: QuerySet[M], *, organization_id: UUID | str, row_id: UUID | str
-) -> M | None:
-    """The organization's row `row_id`; None for an unknown or malformed id, or another
-    organization's, alike (contract "Authentication and scope")."""
-    parsed = parse_uuid(row_id)
-    return queryset.filter(organization_id=organization_id, pk=parsed).first() if parsed else None
-
-
 def api_key_get(*, organization_id: UUID | str, key_id: UUID | str) -> ApiKey:
-    api_key = _row_of_organization(
-        ApiKey.objects.all(), organization_id=organization_id, row_id=key_id
-    )
+    api_key = _row_by_id(ApiKey.objects.filter(organization_id=organization_id), key_id)
     if api_key is None:
         raise ApiKeyNotFound()
     return api_key
@@ -128,8 +122,7 @@ def admin_organizations(*, user: User) -> QuerySet[Organization]:
 def admin_organization_get(*, user: User, organization_id: UUID | str) -> Organization:
     """The organization in a management path, if `user` administers it; else 404 (contract
     "Authentication and scope")."""
-    parsed = parse_uuid(organization_id)
-    organization = admin_organizations(user=user).filter(pk=parsed).first() if parsed else None
+    organization = _row_by_id(admin_organizations(user=user), organization_id)
     if organization is None:
         raise OrganizationNotFound()
     return organization
@@ -140,9 +133,7 @@ def driver_list(*, organization_id: UUID | str) -> QuerySet[Driver]:
 
 
 def driver_get(*, organization_id: UUID | str, driver_id: UUID | str) -> Driver:
-    driver = _row_of_organization(
-        Driver.objects.all(), organization_id=organization_id, row_id=driver_id
-    )
+    driver = _row_by_id(Driver.objects.filter(organization_id=organization_id), driver_id)
     if driver is None:
         raise DriverNotFound()
     return driver
