@@ -24,26 +24,23 @@ from tenants.services import secret_digest
 M = TypeVar("M", bound=Model)
 
 
-def _row_by_id(queryset: QuerySet[M], row_id: UUID | str) -> M | None:
-    """The row `row_id` of `queryset`; None for a malformed id as for an unknown one, so both
-    answer the same 404 (contract "Errors")."""
+def _row_by_id(queryset: QuerySet[M], row_id: UUID | str, *, missing: type[Exception]) -> M:
+    """The row `row_id` of `queryset`; raises `missing` (a 404) for a malformed id as for an
+    unknown one (contract "Errors")."""
     parsed = parse_uuid(row_id)
-    return queryset.filter(pk=parsed).first() if parsed else None
+    row = queryset.filter(pk=parsed).first() if parsed else None
+    if row is None:
+        raise missing()
+    return row
 
 
 def organization_get(*, organization_id: UUID | str) -> Organization:
     """404 for a malformed or unknown id alike (contract "Errors")."""
-    organization = _row_by_id(Organization.objects.all(), organization_id)
-    if organization is None:
-        raise OrganizationNotFound()
-    return organization
+    return _row_by_id(Organization.objects.all(), organization_id, missing=OrganizationNotFound)
 
 
 def user_get(*, user_id: UUID | str) -> User:
-    user = _row_by_id(User.objects.all(), user_id)
-    if user is None:
-        raise UserNotFound()
-    return user
+    return _row_by_id(User.objects.all(), user_id, missing=UserNotFound)
 
 
 def count_per_organization(queryset: QuerySet) -> Coalesce:
@@ -69,10 +66,9 @@ def api_key_list(*, organization_id: UUID | str) -> QuerySet[ApiKey]:
 
 
 def api_key_get(*, organization_id: UUID | str, key_id: UUID | str) -> ApiKey:
-    api_key = _row_by_id(ApiKey.objects.filter(organization_id=organization_id), key_id)
-    if api_key is None:
-        raise ApiKeyNotFound()
-    return api_key
+    return _row_by_id(
+        ApiKey.objects.filter(organization_id=organization_id), key_id, missing=ApiKeyNotFound
+    )
 
 
 def api_key_authenticate(*, value: str) -> ApiKeyPrincipal:
@@ -122,10 +118,7 @@ def admin_organizations(*, user: User) -> QuerySet[Organization]:
 def admin_organization_get(*, user: User, organization_id: UUID | str) -> Organization:
     """The organization in a management path, if `user` administers it; else 404 (contract
     "Authentication and scope")."""
-    organization = _row_by_id(admin_organizations(user=user), organization_id)
-    if organization is None:
-        raise OrganizationNotFound()
-    return organization
+    return _row_by_id(admin_organizations(user=user), organization_id, missing=OrganizationNotFound)
 
 
 def driver_list(*, organization_id: UUID | str) -> QuerySet[Driver]:
@@ -133,7 +126,6 @@ def driver_list(*, organization_id: UUID | str) -> QuerySet[Driver]:
 
 
 def driver_get(*, organization_id: UUID | str, driver_id: UUID | str) -> Driver:
-    driver = _row_by_id(Driver.objects.filter(organization_id=organization_id), driver_id)
-    if driver is None:
-        raise DriverNotFound()
-    return driver
+    return _row_by_id(
+        Driver.objects.filter(organization_id=organization_id), driver_id, missing=DriverNotFound
+    )
