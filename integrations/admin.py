@@ -142,7 +142,7 @@ class OrderAdmin(OrganizationScopedAdmin):
         for order in queryset.select_related("organization"):
             try:
                 sandbox.order_simulation_start(
-                    organization=order.organization,
+                    organization_id=order.organization_id,
                     order_id=order.id,
                     outcome=outcome,
                     actor=f"sandbox ({request.user.get_username()})",

@@ -78,7 +78,7 @@ class ManagedOrderTransitionApi(ManagementApiView):
         data = serializer.validated_data
         order = selectors.order_get(organization_id=organization.id, order_id=order_id)
         driver = (
-            tenant_selectors.driver_get(organization=organization, driver_id=data["driverId"])
+            tenant_selectors.driver_get(organization_id=organization.id, driver_id=data["driverId"])
             if data["status"] == OrderStatus.ASSIGNED and data.get("driverId")
             else None
         )
@@ -114,7 +114,7 @@ class ManagedOrderSimulateApi(ManagementApiView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         simulation = sandbox.order_simulation_start(
-            organization=organization,
+            organization_id=organization.id,
             order_id=order_id,
             outcome=data["outcome"],
             step_seconds=data["stepSeconds"],

@@ -2,13 +2,14 @@
 
 from celery import shared_task
 
-from integrations.services import idempotency, partner, sandbox
+from integrations.partner import services as partner_services
+from integrations.services import idempotency, sandbox
 
 
 @shared_task(name="integrations.release_held_orders", acks_late=True, ignore_result=True)
 def release_held_orders() -> int:
     """contract "Orders": held orders are released at 00:00 zone time of their delivery day."""
-    return partner.held_orders_release()
+    return partner_services.held_orders_release()
 
 
 @shared_task(name="integrations.expire_idempotency_keys", acks_late=True, ignore_result=True)

@@ -171,7 +171,7 @@ class ApiKeysApi(ProvisioningApiView):
     @extend_schema(tags=TAG, responses={200: ApiKeyListOutput(many=True), **errors(401, 404, 429)})
     def get(self, request, org_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
-        keys = tenant_selectors.api_key_list(organization=organization)
+        keys = tenant_selectors.api_key_list(organization_id=organization.id)
         return Response(ApiKeyListOutput(keys, many=True).data)
 
     @extend_schema(
@@ -208,7 +208,7 @@ class ApiKeyDetailApi(ProvisioningApiView):
     )
     def post(self, request, org_id, key_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
-        api_key = tenant_selectors.api_key_get(organization=organization, key_id=key_id)
+        api_key = tenant_selectors.api_key_get(organization_id=organization.id, key_id=key_id)
         data = _validated(ApiKeyUpdateInput, request.data)
         updated = tenant_services.api_key_update(
             api_key=api_key,
@@ -222,7 +222,7 @@ class ApiKeyDetailApi(ProvisioningApiView):
     @extend_schema(tags=TAG, responses={200: ApiKeyRevokedOutput, **errors(401, 404, 429)})
     def delete(self, request, org_id, key_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
-        api_key = tenant_selectors.api_key_get(organization=organization, key_id=key_id)
+        api_key = tenant_selectors.api_key_get(organization_id=organization.id, key_id=key_id)
         revoked = tenant_services.api_key_revoke(api_key=api_key)
         return Response(ApiKeyRevokedOutput(revoked).data)
 
@@ -235,6 +235,6 @@ class ApiKeyRotateApi(ProvisioningApiView):
     )
     def post(self, request, org_id, key_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
-        api_key = tenant_selectors.api_key_get(organization=organization, key_id=key_id)
+        api_key = tenant_selectors.api_key_get(organization_id=organization.id, key_id=key_id)
         issued = tenant_services.api_key_rotate(api_key=api_key)
         return Response(ApiKeyRotatedOutput(issued).data)

@@ -1,6 +1,6 @@
 """Provisioning reads."""
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, QuerySet
 
 from integrations.models import Order
 from provisioning.errors import InviteNotFound
@@ -21,7 +21,7 @@ def invite_get_by_token(*, token: str, for_update: bool = False) -> Invite:
     return invite
 
 
-def organization_list_with_counts():
+def organization_list_with_counts() -> QuerySet[Organization]:
     """All organizations with member, driver and order counts and their admins: two queries."""
     admins = Membership.objects.filter(org_role=OrgRole.ADMIN).select_related("user")
     return (

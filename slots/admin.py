@@ -73,7 +73,7 @@ class SlotPolicyAdmin(OrganizationScopedAdmin):
         for policy in queryset.select_related("organization"):
             self.check_organization_allowed(request, policy)
             try:
-                created = services.slot_templates_seed(organization=policy.organization)
+                created = services.slot_templates_seed(organization_id=policy.organization_id)
             except ApplicationError as exc:
                 self.message_user(request, "; ".join(_messages_of(exc)), messages.ERROR)
                 continue

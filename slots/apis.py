@@ -217,7 +217,7 @@ class SlotTemplatesSeedApi(ManagementApiView):
                 for zone_id in dict.fromkeys(data["zoneIds"])
             ]
         created = services.slot_templates_seed(
-            organization=organization,
+            organization_id=organization.id,
             zones=zones,
             days_of_week=data.get("daysOfWeek"),
             first_start=data.get("firstStart"),

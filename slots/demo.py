@@ -23,7 +23,7 @@ def demo_slots_seed(*, organization: Organization) -> None:
     """Seeds the policy's templates (days 0-4, 08:00-20:00) for every slot zone of the
     organization; running it again creates nothing new."""
     services.slot_policy_get_or_create(organization_id=organization.id)
-    services.slot_templates_seed(organization=organization)
+    services.slot_templates_seed(organization_id=organization.id)
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from enum import StrEnum
+from uuid import UUID
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from delivery.fields import parse_uuid
@@ -40,7 +41,9 @@ from zones.models import SLOT_PURPOSES, Zone, ZoneBlackout
 EVENT_AVAILABILITY_DAYS = 14
 
 
-def slot_template_list(*, organization_id, zone_id=None) -> QuerySet[SlotTemplate]:
+def slot_template_list(
+    *, organization_id: UUID | str, zone_id: UUID | str | None = None
+) -> QuerySet[SlotTemplate]:
     """The organization's live templates by zone, weekday and start; optionally of one zone."""
     templates = SlotTemplate.objects.filter(organization_id=organization_id, deleted_at=None)
     if zone_id is not None:
@@ -48,7 +51,9 @@ def slot_template_list(*, organization_id, zone_id=None) -> QuerySet[SlotTemplat
     return templates.order_by("zone__name", "zone_id", "day_of_week", "start_time", "id")
 
 
-def slot_template_get(*, organization_id, template_id, with_policy: bool = False) -> SlotTemplate:
+def slot_template_get(
+    *, organization_id: UUID | str, template_id: UUID | str, with_policy: bool = False
+) -> SlotTemplate:
     """The organization's live template `template_id` with its zone; 404 `Slot not found`
     when unknown, deleted, of another organization or malformed (contract "Errors", "Authentication
     and scope").
@@ -70,8 +75,9 @@ def slot_template_get(*, organization_id, template_id, with_policy: bool = False
     return template
 
 
-def slot_booking_of_order(*, order) -> SlotBooking | None:
-    """The order's slot booking (active or released), if it ever had one."""
+def slot_booking_of_order(*, order: Model) -> SlotBooking | None:
+    """The slot booking (active or released) of `order` (an `integrations.Order`: slots stands
+    below integrations, so it is typed as a `Model`), if it ever had one."""
     return SlotBooking.objects.filter(order_id=order.pk).first()
 
 
@@ -279,11 +285,11 @@ def _slot_calendar(
 
 def availability_zone_id(
     *,
-    organization_id,
+    organization_id: UUID | str,
     zone_id: str | None = None,
     lat: float | None = None,
     lng: float | None = None,
-):
+) -> UUID | str:
     """The id of the zone availability is asked for (contract "Slots and windows"): `zone_id` when
     given (it
     wins over lat/lng; `availability_get` checks it), else the smallest enabled slot zone
@@ -300,7 +306,12 @@ def availability_zone_id(
 
 
 def availability_get(
-    *, organization_id, zone_id, first: date, last: date, now: datetime | None = None
+    *,
+    organization_id: UUID | str,
+    zone_id: UUID | str,
+    first: date,
+    last: date,
+    now: datetime | None = None,
 ) -> ZoneAvailability:
     """Every date from `first` to `last` (both included) with its slots ascending by start,
     for the organization's slot zone `zone_id` (404 `Zone not found` for an unknown zone,
@@ -374,7 +385,7 @@ def template_times(template: SlotTemplate) -> tuple[str, str]:
     return hh_mm(start), hh_mm(start + template.duration_minutes)
 
 
-def template_cutoff_day_before_text(template) -> str | None:
+def template_cutoff_day_before_text(template: SlotTemplate) -> str | None:
     """`cutoffDayBeforeAt` as `HH:MM`, or None for a template with `cutoffMinutes`."""
     at = template.cutoff_day_before_at
     return None if at is None else hh_mm(minutes_of(at))

@@ -9,21 +9,25 @@ on that slot's
 `SlotDay` row (`SELECT ... FOR UPDATE`), so capacity is never exceeded. Locks are always taken
 in one order: the order row (by the caller), then its booking, then `SlotDay` rows sorted by
 (template id, date). Two requests moving orders between the same two slots in opposite
-directions therefore queue instead of deadlocking.
+directions therefore queue instead of deadlocking. The `order` they take is an
+`integrations.Order`, typed as a `Model`: slots stands below integrations (docs/architecture.md).
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from functools import cache
+from uuid import UUID
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db import IntegrityError, transaction
+from django.db.models import F, Model
 from django.utils import timezone
 from shapely.geometry import Point
 
 from delivery import metrics
 from delivery.errors import BadRequest, ValidationFailed
 from delivery.fields import parse_uuid
-from slots import selectors
+from slots import counters, selectors
 from slots.errors import (
     DropoffOutsideZone,
     SlotCutoffPassed,
@@ -61,7 +65,7 @@ SEED_LAST_END_MINUTES = 20 * 60
 # ----- policy -----
 
 
-def slot_policy_get_or_create(*, organization_id) -> SlotPolicy:
+def slot_policy_get_or_create(*, organization_id: UUID | str) -> SlotPolicy:
     """The organization's slot policy, created with the defaults of contract "Slots and windows"
     when it has
     none yet (concurrent first calls create one row: the one-to-one key decides)."""
@@ -289,7 +293,7 @@ def _seed_starts(*, first_start: time, last_end_minutes: int, duration: int) -> 
 @transaction.atomic
 def slot_templates_seed(
     *,
-    organization: Organization,
+    organization_id: UUID | str,
     zones: list[Zone] | None = None,
     days_of_week: list[int] | None = None,
     first_start: time | None = None,
@@ -300,15 +304,15 @@ def slot_templates_seed(
     Thursday), slots of the policy's duration back to back from `first_start` (08:00) until
     `last_end` (20:00; 00:00 is midnight). Slots that already exist (zone, weekday, start) are
     left alone, so seeding twice creates nothing new. Returns the templates created."""
-    policy = slot_policy_get_or_create(organization_id=organization.id)
+    policy = slot_policy_get_or_create(organization_id=organization_id)
     if zones is None:
         zones = list(
-            Zone.objects.filter(organization=organization, purpose__in=SLOT_PURPOSES).order_by(
-                "name", "id"
-            )
+            Zone.objects.filter(
+                organization_id=organization_id, purpose__in=SLOT_PURPOSES
+            ).order_by("name", "id")
         )
     for zone in zones:
-        if zone.organization_id != organization.id:
+        if zone.organization_id != organization_id:
             raise ValueError("zone of another organization")
         _check_zone(zone)
     first_start = first_start or SEED_FIRST_START
@@ -337,7 +341,7 @@ def slot_templates_seed(
                 if (zone.id, day, start) in existing:
                     continue
                 template = SlotTemplate(
-                    organization=organization,
+                    organization_id=organization_id,
                     zone=zone,
                     day_of_week=day,
                     start_time=start,
@@ -408,7 +412,7 @@ def _slot_day_locked(*, template_id, day: date) -> SlotDay:
         return SlotDay.objects.select_for_update().get(template_id=template_id, date=day)
 
 
-def live_hold_count(expiries, now: datetime) -> int:
+def live_hold_count(expiries: Iterable[datetime], now: datetime) -> int:
     """The holds of a counter row still live at `now` (an expired hold counts for nothing)."""
     return sum(1 for expiry in expiries if expiry > now)
 
@@ -426,56 +430,50 @@ def _take_place(counter: SlotDay, *, capacity: int) -> int:
     return counter.booked
 
 
-# One statement takes a place on a new booking: the counter row is created with its first
-# booking, or the existing row is locked and counts one more while `booked < capacity`.
-# Concurrent bookings queue on the row lock and PostgreSQL re-evaluates the DO UPDATE's WHERE on
-# the row version the one before committed, so the slot is never overbooked (the CHECK
-# constraint backs it). No row returned: the slot is full. (A locking SELECT and an UPDATE did
-# this before; moves still lock first, in a fixed order, as they touch two counters.)
-_BOOK_PLACE = """
-INSERT INTO {table} AS existing (template_id, date, booked, capacity, hold_expiries)
-VALUES (%(template)s, %(date)s, 1, %(capacity)s, '{{}}')
-ON CONFLICT (template_id, date) DO UPDATE
-    SET booked = existing.booked + 1, capacity = EXCLUDED.capacity
-    WHERE existing.booked + {live_holds} < EXCLUDED.capacity
-RETURNING booked + {live_holds_returned}
-"""
-
 # Live holds of the counter row (`SlotDay.hold_expiries`) at `%(now)s`: in the DO UPDATE's WHERE
 # this reads the row version the statement locked, so holds count as exactly as bookings do.
 _LIVE_HOLDS = "(SELECT count(*) FROM unnest({column}) AS e WHERE e > %(now)s)"
+
+
+@cache
+def _book_place_statement() -> str:
+    """A booking's place taken in one statement (`slots/counters.py`): the slot's live holds
+    count as taken places, the row starts with none, and the statement returns the places taken
+    (bookings and live holds) after this one. Moves still lock first, in a fixed order, as they
+    touch two counters."""
+    holds = counters.column(SlotDay, "hold_expiries")
+    booked = counters.column(SlotDay, "booked")
+    return counters.place_take_statement(
+        model=SlotDay,
+        key={"template": "%(template)s", "date": "%(date)s"},
+        first_row={"hold_expiries": "'{}'"},
+        others_taken=" + " + _LIVE_HOLDS.format(column=f"existing.{holds}"),
+        returning=f"{booked} + {_LIVE_HOLDS.format(column=holds)}",
+    )
 
 
 def _book_place(*, template_id, day: date, capacity: int, now: datetime | None = None) -> int:
     """One more booking on the (template, date) counter, locked until the transaction ends;
     400 `Delivery slot is full` when bookings and live holds fill it. Returns the slot's taken
     places (bookings and live holds) after this one."""
-    row = None
-    if capacity > 0:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _BOOK_PLACE.format(
-                    table=connection.ops.quote_name(SlotDay._meta.db_table),
-                    live_holds=_LIVE_HOLDS.format(column="existing.hold_expiries"),
-                    live_holds_returned=_LIVE_HOLDS.format(column="hold_expiries"),
-                ),
-                {
-                    "template": template_id,
-                    "date": day,
-                    "capacity": capacity,
-                    "now": now or timezone.now(),
-                },
-            )
-            row = cursor.fetchone()
+    row = counters.place_take(
+        statement=_book_place_statement(),
+        params={
+            "template": template_id,
+            "date": day,
+            "capacity": capacity,
+            "now": now or timezone.now(),
+        },
+        capacity=capacity,
+        kind="slot",
+    )
     if row is None:
-        metrics.booking_refused("slot")
         raise SlotFull()
-    metrics.booking_made("slot")
     return row[0]
 
 
 def _give_back_place(counter: SlotDay) -> None:
-    SlotDay.objects.filter(pk=counter.pk, booked__gt=0).update(booked=F("booked") - 1)
+    counters.place_give_back(model=SlotDay, counter_id=counter.pk)
     counter.booked = max(0, counter.booked - 1)
 
 
@@ -490,7 +488,7 @@ class SlotBooked:
         return max(0, self.capacity - self.booked)
 
 
-def slot_book(*, order, template: SlotTemplate, day: date) -> SlotBooked:
+def slot_book(*, order: Model, template: SlotTemplate, day: date) -> SlotBooked:
     """Books `template` on `day` for a new `order` (capacity rules 1-5), in the caller's
     transaction, and emits `erp.slot.booked`. 400 `Delivery slot is full` at capacity (the
     caller's transaction is then rolled back, order included)."""
@@ -525,7 +523,7 @@ def _slot_key(template_id, day: date) -> tuple[str, str]:
     return (str(template_id), day.isoformat())
 
 
-def slot_booking_move(*, order, template: SlotTemplate, day: date) -> SlotBooking:
+def slot_booking_move(*, order: Model, template: SlotTemplate, day: date) -> SlotBooking:
     """Moves the order's booking to `template` on `day` (or books it when it has none), freeing
     the old slot and taking the new one in the caller's transaction (contract "Orders"). The caller
     holds the order row's lock. 400 `Delivery slot is full` when the new slot is full.
@@ -560,7 +558,7 @@ def slot_booking_move(*, order, template: SlotTemplate, day: date) -> SlotBookin
     return booking
 
 
-def slot_booking_release(*, order) -> None:
+def slot_booking_release(*, order: Model) -> None:
     """Frees the order's slot (it was cancelled or failed: capacity rule 3), in the caller's
     transaction, and emits `erp.slots.updated` for its zone. Releasing an order with no active
     booking does nothing, so calling it twice is safe."""
@@ -587,9 +585,10 @@ def slot_booking_release(*, order) -> None:
 HOLD_TTL_DEFAULT_SECONDS = 600
 HOLD_TTL_MAX_SECONDS = 3600
 
-# A hold takes a place in one statement, as a booking does (`_BOOK_PLACE`), on the same row
-# lock: its expiry joins the row's live holds while bookings and live holds leave room. The
-# holds that have expired are dropped from the row on the way.
+# A hold takes a place in one statement, as a booking does (`_book_place_statement`), on the
+# same row lock: its expiry joins the row's live holds while bookings and live holds leave room.
+# The holds that have expired are dropped from the row on the way. Its own statement, not the
+# counters' one: it adds an expiry instead of counting a booking.
 _HOLD_PLACE = """
 INSERT INTO {table} AS existing (template_id, date, booked, capacity, hold_expiries)
 VALUES (%(template)s, %(date)s, 0, %(capacity)s, ARRAY[%(expires)s]::timestamptz[])
@@ -605,7 +604,7 @@ RETURNING 1
 
 def slot_hold_create(
     *,
-    api_key_id,
+    api_key_id: UUID | str,
     template: SlotTemplate,
     day: date,
     dropoff_lat: float,
@@ -624,23 +623,21 @@ def slot_hold_create(
     with transaction.atomic():
         now = timezone.now()
         expires_at = now + timedelta(seconds=ttl_seconds)
-        row = None
-        if template.capacity > 0:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    _HOLD_PLACE.format(
-                        table=connection.ops.quote_name(SlotDay._meta.db_table),
-                        live_holds=_LIVE_HOLDS.format(column="existing.hold_expiries"),
-                    ),
-                    {
-                        "template": template.id,
-                        "date": day,
-                        "capacity": template.capacity,
-                        "expires": expires_at,
-                        "now": now,
-                    },
-                )
-                row = cursor.fetchone()
+        row = counters.place_take(
+            statement=_HOLD_PLACE.format(
+                table=counters.table(SlotDay),
+                live_holds=_LIVE_HOLDS.format(column="existing.hold_expiries"),
+            ),
+            params={
+                "template": template.id,
+                "date": day,
+                "capacity": template.capacity,
+                "expires": expires_at,
+                "now": now,
+            },
+            capacity=template.capacity,
+            kind=None,
+        )
         if row is None:
             raise SlotFull()
         hold = SlotHold.objects.create(
@@ -669,7 +666,9 @@ def _hold_locked(*, api_key_id, hold_id) -> SlotHold:
     return hold
 
 
-def slot_hold_claim(*, api_key_id, hold_id, template: SlotTemplate, day: date) -> SlotHold:
+def slot_hold_claim(
+    *, api_key_id: UUID | str, hold_id: UUID | str, template: SlotTemplate, day: date
+) -> SlotHold:
     """The hold an ERP create names, locked, in the caller's transaction: the key's own (404),
     for this template and date (400), not used (409), not expired (409)."""
     hold = _hold_locked(api_key_id=api_key_id, hold_id=hold_id)
@@ -682,7 +681,7 @@ def slot_hold_claim(*, api_key_id, hold_id, template: SlotTemplate, day: date) -
     return hold
 
 
-def slot_hold_book(*, order, hold: SlotHold, template: SlotTemplate) -> SlotBooked:
+def slot_hold_book(*, order: Model, hold: SlotHold, template: SlotTemplate) -> SlotBooked:
     """Turns the claimed `hold` into `order`'s booking, in the caller's transaction: the place
     the hold took becomes a booking (no second place, no capacity check). 409 `Slot hold has
     expired` when, under the slot's lock, the hold is no longer live (it expired while the
@@ -730,7 +729,7 @@ def slot_hold_book(*, order, hold: SlotHold, template: SlotTemplate) -> SlotBook
 
 
 @transaction.atomic
-def slot_hold_release(*, api_key_id, hold_id) -> None:
+def slot_hold_release(*, api_key_id: UUID | str, hold_id: UUID | str) -> None:
     """`DELETE .../slot-holds/:holdId`: gives the place back and forgets the hold (404 for an
     unknown or another key's; 409 once it became a booking: cancel the order instead).
     Emits `erp.slots.updated`."""

@@ -88,7 +88,7 @@ class ManagedApiKeysApi(ManagementApiView):
     @extend_schema(tags=TAG, responses={200: ApiKeyListOutput(many=True), **errors(401, 404)})
     def get(self, request, org_id):
         organization = self.get_organization()
-        keys = selectors.api_key_list(organization=organization)
+        keys = selectors.api_key_list(organization_id=organization.id)
         return Response(ApiKeyListOutput(keys, many=True).data)
 
     @extend_schema(
@@ -123,7 +123,7 @@ class ManagedApiKeyDetailApi(ManagementApiView):
         ),
     )
     def patch(self, request, org_id, key_id):
-        api_key = selectors.api_key_get(organization=self.get_organization(), key_id=key_id)
+        api_key = selectors.api_key_get(organization_id=self.get_organization().id, key_id=key_id)
         serializer = ApiKeyUpdateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -140,7 +140,7 @@ class ManagedApiKeyDetailApi(ManagementApiView):
 class DriversApi(ManagementApiView):
     @extend_schema(tags=TAG, responses={200: DriverOutput(many=True), **errors(401, 404)})
     def get(self, request, org_id):
-        drivers = selectors.driver_list(organization=self.get_organization())
+        drivers = selectors.driver_list(organization_id=self.get_organization().id)
         return Response(DriverOutput(drivers, many=True).data)
 
     @extend_schema(
@@ -150,21 +150,27 @@ class DriversApi(ManagementApiView):
         organization = self.get_organization()
         serializer = DriverInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        driver = services.driver_create(organization=organization, **serializer.validated_data)
+        driver = services.driver_create(
+            organization_id=organization.id, **serializer.validated_data
+        )
         return Response(DriverOutput(driver).data, status=201)
 
 
 class DriverDetailApi(ManagementApiView):
     @extend_schema(tags=TAG, responses={200: DriverOutput, **errors(401, 404)})
     def get(self, request, org_id, driver_id):
-        driver = selectors.driver_get(organization=self.get_organization(), driver_id=driver_id)
+        driver = selectors.driver_get(
+            organization_id=self.get_organization().id, driver_id=driver_id
+        )
         return Response(DriverOutput(driver).data)
 
     @extend_schema(
         tags=TAG, request=DriverInput, responses={200: DriverOutput, **errors(400, 401, 404)}
     )
     def patch(self, request, org_id, driver_id):
-        driver = selectors.driver_get(organization=self.get_organization(), driver_id=driver_id)
+        driver = selectors.driver_get(
+            organization_id=self.get_organization().id, driver_id=driver_id
+        )
         serializer = DriverInput(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         driver = services.driver_update(driver=driver, **serializer.validated_data)

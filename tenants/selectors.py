@@ -1,6 +1,9 @@
 """Reads on organizations, users, API keys and tokens."""
 
-from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
+from typing import TypeVar
+from uuid import UUID
+
+from django.db.models import Count, IntegerField, Model, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -18,25 +21,29 @@ from tenants.keycache import ApiKeyPrincipal
 from tenants.models import ApiKey, AuthToken, Driver, Organization, OrgRole, User
 from tenants.services import secret_digest
 
+M = TypeVar("M", bound=Model)
 
-def organization_get(*, organization_id) -> Organization:
+
+def _row_by_id(queryset: QuerySet[M], row_id: UUID | str, *, missing: type[Exception]) -> M:
+    """The row `row_id` of `queryset`; raises `missing` (a 404) for a malformed id as for an
+    unknown one (contract "Errors")."""
+    parsed = parse_uuid(row_id)
+    row = queryset.filter(pk=parsed).first() if parsed else None
+    if row is None:
+        raise missing()
+    return row
+
+
+def organization_get(*, organization_id: UUID | str) -> Organization:
     """404 for a malformed or unknown id alike (contract "Errors")."""
-    parsed = parse_uuid(organization_id)
-    organization = Organization.objects.filter(pk=parsed).first() if parsed else None
-    if organization is None:
-        raise OrganizationNotFound()
-    return organization
+    return _row_by_id(Organization.objects.all(), organization_id, missing=OrganizationNotFound)
 
 
-def user_get(*, user_id) -> User:
-    parsed = parse_uuid(user_id)
-    user = User.objects.filter(pk=parsed).first() if parsed else None
-    if user is None:
-        raise UserNotFound()
-    return user
+def user_get(*, user_id: UUID | str) -> User:
+    return _row_by_id(User.objects.all(), user_id, missing=UserNotFound)
 
 
-def count_per_organization(queryset):
+def count_per_organization(queryset: QuerySet) -> Coalesce:
     """A correlated COUNT subquery over `queryset` (rows with an `organization` foreign key).
 
     Used as an annotation, it counts for the whole list in the same SQL statement.
@@ -54,18 +61,14 @@ def count_per_organization(queryset):
     )
 
 
-def api_key_list(*, organization: Organization):
-    return ApiKey.objects.filter(organization=organization).order_by("created_at", "id")
+def api_key_list(*, organization_id: UUID | str) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(organization_id=organization_id).order_by("created_at", "id")
 
 
-def api_key_get(*, organization: Organization, key_id) -> ApiKey:
-    parsed = parse_uuid(key_id)
-    api_key = (
-        ApiKey.objects.filter(organization=organization, pk=parsed).first() if parsed else None
+def api_key_get(*, organization_id: UUID | str, key_id: UUID | str) -> ApiKey:
+    return _row_by_id(
+        ApiKey.objects.filter(organization_id=organization_id), key_id, missing=ApiKeyNotFound
     )
-    if api_key is None:
-        raise ApiKeyNotFound()
-    return api_key
 
 
 def api_key_authenticate(*, value: str) -> ApiKeyPrincipal:
@@ -102,7 +105,7 @@ def auth_token_get(*, value: str) -> AuthToken:
     return token
 
 
-def admin_organizations(*, user: User):
+def admin_organizations(*, user: User) -> QuerySet[Organization]:
     """Active organizations the user is an active admin of (an inactive one is unknown)."""
     return Organization.objects.filter(
         is_active=True,
@@ -112,23 +115,17 @@ def admin_organizations(*, user: User):
     ).order_by("created_at", "id")
 
 
-def admin_organization_get(*, user: User, organization_id) -> Organization:
+def admin_organization_get(*, user: User, organization_id: UUID | str) -> Organization:
     """The organization in a management path, if `user` administers it; else 404 (contract
     "Authentication and scope")."""
-    parsed = parse_uuid(organization_id)
-    organization = admin_organizations(user=user).filter(pk=parsed).first() if parsed else None
-    if organization is None:
-        raise OrganizationNotFound()
-    return organization
+    return _row_by_id(admin_organizations(user=user), organization_id, missing=OrganizationNotFound)
 
 
-def driver_list(*, organization: Organization):
-    return Driver.objects.filter(organization=organization).order_by("name", "id")
+def driver_list(*, organization_id: UUID | str) -> QuerySet[Driver]:
+    return Driver.objects.filter(organization_id=organization_id).order_by("name", "id")
 
 
-def driver_get(*, organization: Organization, driver_id) -> Driver:
-    parsed = parse_uuid(driver_id)
-    driver = Driver.objects.filter(organization=organization, pk=parsed).first() if parsed else None
-    if driver is None:
-        raise DriverNotFound()
-    return driver
+def driver_get(*, organization_id: UUID | str, driver_id: UUID | str) -> Driver:
+    return _row_by_id(
+        Driver.objects.filter(organization_id=organization_id), driver_id, missing=DriverNotFound
+    )

@@ -6,6 +6,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from uuid import UUID
 
 from django.contrib.auth import authenticate
 from django.db import IntegrityError, transaction
@@ -217,7 +218,7 @@ def api_key_update(
     name: str | None = None,
     platform: str | None = None,
     webhook_url: str | None = None,
-    webhook_events=UNCHANGED,
+    webhook_events: list[str] | object | None = UNCHANGED,
 ) -> ApiKey:
     """Updates name, platform, webhook URL and event filter of an active key (contract
     "Provisioning").
@@ -253,7 +254,7 @@ def api_key_update(
     return api_key
 
 
-def api_key_touch(*, api_key_id) -> None:
+def api_key_touch(*, api_key_id: UUID | str) -> None:
     """Writes lastUsedAt at most once a minute per key (contract "Authentication and scope"): no
     write per request."""
     if keycache.claim_last_used_slot(api_key_id):
@@ -306,14 +307,14 @@ _DRIVER_FIELDS = ("name", "phone", "vehicle_type", "is_active")
 
 def driver_create(
     *,
-    organization: Organization,
+    organization_id: UUID | str,
     name: str,
     phone: str = "",
     vehicle_type: str = "",
     is_active: bool = True,
 ) -> Driver:
     return Driver.objects.create(
-        organization=organization,
+        organization_id=organization_id,
         name=name,
         phone=phone,
         vehicle_type=vehicle_type,
@@ -322,7 +323,7 @@ def driver_create(
 
 
 @transaction.atomic
-def driver_update(*, driver: Driver, **changes) -> Driver:
+def driver_update(*, driver: Driver, **changes: str | bool) -> Driver:
     """Applies the given fields (any of name, phone, vehicle_type, is_active)."""
     unknown = set(changes) - set(_DRIVER_FIELDS)
     if unknown:

@@ -35,7 +35,7 @@ class DeliveriesApi(ManagementApiView):
         serializer.is_valid(raise_exception=True)
         params = serializer.validated_data
         page = selectors.delivery_page(
-            organization=organization,
+            organization_id=organization.id,
             status=params.get("status"),
             page=params["page"],
             page_size=params["pageSize"],
@@ -47,7 +47,7 @@ class DeliveryRedeliverApi(ManagementApiView):
     @extend_schema(tags=TAG, request=None, responses={202: DeliveryOutput, **errors(401, 404)})
     def post(self, request, org_id, delivery_id):
         delivery = selectors.delivery_get(
-            organization=self.get_organization(), delivery_id=delivery_id
+            organization_id=self.get_organization().id, delivery_id=delivery_id
         )
         delivery = services.delivery_redeliver(delivery=delivery)
         return Response(DeliveryOutput(delivery).data, status=202)
@@ -69,7 +69,9 @@ class ApiKeyTestWebhookApi(ManagementApiView):
         ),
     )
     def post(self, request, org_id, key_id):
-        api_key = tenant_selectors.api_key_get(organization=self.get_organization(), key_id=key_id)
+        api_key = tenant_selectors.api_key_get(
+            organization_id=self.get_organization().id, key_id=key_id
+        )
         result = probes.api_key_webhook_test(api_key=api_key)
         return Response(TestWebhookOutput(result).data)
 
@@ -95,7 +97,7 @@ class DeliveriesRecoverApi(ManagementApiView):
         api_key_id = None
         if data.get("keyId") is not None:
             api_key_id = tenant_selectors.api_key_get(
-                organization=organization, key_id=data["keyId"]
+                organization_id=organization.id, key_id=data["keyId"]
             ).id
         queued = services.deliveries_recover(
             organization_id=organization.id,

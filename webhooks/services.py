@@ -6,7 +6,9 @@ again every due delivery whose message was lost (broker down at commit, worker g
 """
 
 import logging
+from collections.abc import Iterable
 from datetime import datetime, timedelta
+from uuid import UUID
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -61,11 +63,11 @@ def delivery_redeliver(*, delivery: Delivery) -> Delivery:
 
 def deliveries_recover(
     *,
-    organization_id,
+    organization_id: UUID | str,
     since: datetime | None = None,
     until: datetime | None = None,
-    api_key_id=None,
-    delivery_ids=None,
+    api_key_id: UUID | str | None = None,
+    delivery_ids: Iterable[UUID | str] | None = None,
 ) -> int:
     """Queues again every `failed` delivery of the organization whose last attempt was made in
     [since, until) (optionally of one key, or among `delivery_ids`); returns how many.

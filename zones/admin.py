@@ -276,7 +276,7 @@ class PlaceAdmin(OrganizationScopedAdmin):
         report = None
         try:
             for report in services.gazetteer_import_csv_steps(
-                organization=organization, text_stream=text
+                organization_id=organization.id, text_stream=text
             ):
                 yield f"{report.rows} rows read, {report.imported} imported\n"
         except ValidationFailed as exc:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
+from uuid import UUID
 
 from django.db.models import QuerySet
 
@@ -35,17 +36,17 @@ BOUNDARY_BAND_M = 50.0
 NEAREST_ZONE_MAX_M = 5_000.0
 
 
-def zone_list(*, organization_id) -> QuerySet[Zone]:
+def zone_list(*, organization_id: UUID | str) -> QuerySet[Zone]:
     """All zones of the organization, by name."""
     return Zone.objects.filter(organization_id=organization_id).order_by("name", "id")
 
 
-def zone_export_list(*, organization_id) -> QuerySet[Zone]:
+def zone_export_list(*, organization_id: UUID | str) -> QuerySet[Zone]:
     """contract "Orders": every zone of purpose `dispatch` or `both`, disabled ones included."""
     return zone_list(organization_id=organization_id).filter(purpose__in=DISPATCH_PURPOSES)
 
 
-def zone_get(*, organization_id, zone_id) -> Zone:
+def zone_get(*, organization_id: UUID | str, zone_id: UUID | str) -> Zone:
     """The organization's zone `zone_id`; 404 `Zone not found` when unknown or malformed."""
     parsed = parse_uuid(zone_id)
     zone = (
@@ -56,7 +57,7 @@ def zone_get(*, organization_id, zone_id) -> Zone:
     return zone
 
 
-def zone_get_by_name(*, organization_id, name: str) -> Zone:
+def zone_get_by_name(*, organization_id: UUID | str, name: str) -> Zone:
     """The organization's zone named exactly `name` (enabled or not); 404 `Zone <name> not found`.
 
     Callers that need an active zone check `zone.enabled` themselves.
@@ -69,7 +70,7 @@ def zone_get_by_name(*, organization_id, name: str) -> Zone:
 
 def zones_containing_point(
     *,
-    organization_id,
+    organization_id: UUID | str,
     lat: float,
     lng: float,
     purposes: Iterable[str] | None = None,
@@ -86,7 +87,7 @@ def zones_containing_point(
 
 def zone_containing_point(
     *,
-    organization_id,
+    organization_id: UUID | str,
     lat: float,
     lng: float,
     purposes: Iterable[str] | None = None,
@@ -142,7 +143,7 @@ class ResolvedZone:
 
 
 def zone_resolve_point(
-    *, organization_id, lat: float, lng: float, precise: bool = True
+    *, organization_id: UUID | str, lat: float, lng: float, precise: bool = True
 ) -> ResolvedZone | None:
     """The zone of a geocoded point with the confidence of contract "Geocoding and resolve-zone", or
     None.
@@ -170,7 +171,7 @@ def zone_resolve_point(
     return ResolvedZone(nearest.zone, lat, lng, Confidence.LOW)
 
 
-def zone_resolve(*, organization_id, address: str) -> ResolvedZone:
+def zone_resolve(*, organization_id: UUID | str, address: str) -> ResolvedZone:
     """`POST /promises/resolve-zone`: geocode `address`, then `zone_resolve_point`.
 
     404 `No delivery zone found for the given address` when the address cannot be geocoded or
@@ -196,7 +197,7 @@ def zone_resolve(*, organization_id, address: str) -> ResolvedZone:
 
 
 def zone_resolve_evidence(
-    *, organization_id, resolved: ResolvedZone, precise: bool
+    *, organization_id: UUID | str, resolved: ResolvedZone, precise: bool
 ) -> ResolveEvidence:
     """The evidence of a resolved zone, so a caller can weigh a `medium` or `low` answer:
 
@@ -239,7 +240,7 @@ def zone_blackout_list(*, zone: Zone) -> QuerySet[ZoneBlackout]:
     return ZoneBlackout.objects.filter(zone_id=zone.id).order_by("date", "id")
 
 
-def zone_blackout_get(*, zone: Zone, blackout_id) -> ZoneBlackout:
+def zone_blackout_get(*, zone: Zone, blackout_id: UUID | str) -> ZoneBlackout:
     """The zone's blackout `blackout_id`; 404 `Blackout not found` when unknown, of another
     zone or malformed."""
     parsed = parse_uuid(blackout_id)
@@ -249,7 +250,7 @@ def zone_blackout_get(*, zone: Zone, blackout_id) -> ZoneBlackout:
     return blackout
 
 
-def zone_blackout_on(*, zone_id, day: date) -> bool:
+def zone_blackout_on(*, zone_id: UUID | str, day: date) -> bool:
     """Whether the zone takes no deliveries on `day` (a date in the zone's time zone)."""
     return ZoneBlackout.objects.filter(zone_id=zone_id, date=day).exists()
 

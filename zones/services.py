@@ -10,6 +10,8 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
+from uuid import UUID
 
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError, RestrictedError
@@ -303,7 +305,7 @@ def _number(text: str | None, name: str) -> float:
 
 
 def gazetteer_import_csv_steps(
-    *, organization: Organization, text_stream: Iterable[str]
+    *, organization_id: UUID | str, text_stream: Iterable[str]
 ) -> Iterator[GazetteerImportReport]:
     """Imports places from CSV text (header `address,postal_code,locality,lat,lng`).
 
@@ -333,7 +335,7 @@ def gazetteer_import_csv_steps(
                     "lng",
                 ),
             )
-            geocoding.gazetteer_changed(organization_id=organization.id)
+            geocoding.gazetteer_changed(organization_id=organization_id)
         batch.clear()
 
     for line, row in _csv_rows(text_stream):
@@ -351,7 +353,7 @@ def gazetteer_import_csv_steps(
                 report.errors.append(f"line {line}: {exc}")
             continue
         # The same address twice in one batch: the last row wins.
-        batch[values["address_key"]] = Place(organization=organization, **values)
+        batch[values["address_key"]] = Place(organization_id=organization_id, **values)
         report.imported += 1
         if len(batch) >= IMPORT_BATCH_SIZE:
             flush()
@@ -362,13 +364,15 @@ def gazetteer_import_csv_steps(
 
 def gazetteer_import_csv(
     *,
-    organization: Organization,
+    organization_id: UUID | str,
     text_stream: Iterable[str],
     on_progress: Callable[[GazetteerImportReport], None] | None = None,
 ) -> GazetteerImportReport:
     """`gazetteer_import_csv_steps` run to the end; `on_progress` sees each step's report."""
     report = GazetteerImportReport()
-    for report in gazetteer_import_csv_steps(organization=organization, text_stream=text_stream):
+    for report in gazetteer_import_csv_steps(
+        organization_id=organization_id, text_stream=text_stream
+    ):
         if on_progress is not None:
             on_progress(report)
     return report
@@ -389,7 +393,7 @@ def _blackout_reason(reason: str) -> str:
 
 
 @transaction.atomic
-def zone_blackout_create(*, zone: Zone, day, reason: str) -> ZoneBlackout:
+def zone_blackout_create(*, zone: Zone, day: date, reason: str) -> ZoneBlackout:
     """A date on which `zone` takes no deliveries; 409 when the zone has one on that date
     already (the unique constraint decides between concurrent requests)."""
     reason = _blackout_reason(reason)
@@ -403,7 +407,9 @@ def zone_blackout_create(*, zone: Zone, day, reason: str) -> ZoneBlackout:
 
 
 @transaction.atomic
-def zone_blackout_update(*, blackout: ZoneBlackout, zone: Zone, day, reason: str) -> ZoneBlackout:
+def zone_blackout_update(
+    *, blackout: ZoneBlackout, zone: Zone, day: date, reason: str
+) -> ZoneBlackout:
     """Moves or renames a blackout (Django admin), with the checks of creation."""
     reason = _blackout_reason(reason)
     blackout.zone, blackout.date, blackout.reason = zone, day, reason

@@ -6,6 +6,7 @@ its slot is not created, and a move frees the old slot and takes the new one ato
 """
 
 from datetime import date, datetime, time
+from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
@@ -16,8 +17,9 @@ from integrations.models import TERMINAL_STATUSES, Order, OrderFamily, OrderStat
 from integrations.services import orders as order_services
 from slots import selectors as slot_selectors
 from slots import services as slot_services
-from slots.models import SlotPolicy, SlotTemplate
+from slots.models import SlotHold, SlotPolicy, SlotTemplate
 from slots.occurrences import Occurrence, local_moment, zone_tz
+from zones.models import Zone
 
 
 def _held_until(*, slot: Occurrence, template: SlotTemplate) -> datetime | None:
@@ -31,7 +33,7 @@ def _held_until(*, slot: Occurrence, template: SlotTemplate) -> datetime | None:
 
 def erp_order_create(
     *,
-    organization_id,
+    organization_id: UUID | str,
     platform: str,
     external_ref: str,
     slot_template_id: str,
@@ -46,7 +48,7 @@ def erp_order_create(
     pickup_lng: float | None = None,
     package_size: str = "",
     actor: str = "",
-    api_key_id=None,
+    api_key_id: UUID | str | None = None,
     hold_id: str | None = None,
 ) -> Order:
     """`POST /integrations/erp/orders`: creates a `pending` order booked on the slot.
@@ -177,14 +179,14 @@ def erp_order_cancel(*, order: Order, actor: str = "", reason: str = "") -> Orde
 
 def erp_slot_hold_create(
     *,
-    organization_id,
-    api_key_id,
+    organization_id: UUID | str,
+    api_key_id: UUID | str,
     slot_template_id: str,
     slot_date: date,
     dropoff_lat: float,
     dropoff_lng: float,
     ttl_seconds: int,
-):
+) -> tuple[SlotHold, Occurrence, Zone]:
     """`POST /integrations/erp/slot-holds`: the checks of `erp_order_create`, in its order and
     with its messages (template, weekday, cutoff, dropoff, zone enabled, capacity), then one
     place of the slot taken by the API key `api_key_id` for `ttl_seconds`.
@@ -203,6 +205,6 @@ def erp_slot_hold_create(
     return hold, slot, template.zone
 
 
-def erp_slot_hold_release(*, api_key_id, hold_id: str) -> None:
+def erp_slot_hold_release(*, api_key_id: UUID | str, hold_id: str) -> None:
     """`DELETE /integrations/erp/slot-holds/:holdId`: the place goes back to the slot."""
     slot_services.slot_hold_release(api_key_id=api_key_id, hold_id=hold_id)

@@ -4,8 +4,8 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 
 from delivery.schema import errors
-from integrations import selectors
 from integrations.errors import IdempotencyKeyInvalid
+from integrations.partner import selectors, services
 from integrations.partner.serializers import (
     CancelInput,
     DeliveryWindowsQuery,
@@ -15,7 +15,7 @@ from integrations.partner.serializers import (
     PartnerOrderReleasedOutput,
     ZoneWindowsOutput,
 )
-from integrations.services import idempotency, partner
+from integrations.services import idempotency
 from tenants.api_bases import IntegrationApiView
 
 TAG = ["partner"]
@@ -67,12 +67,12 @@ class PartnerOrdersApi(IntegrationApiView):
         def create() -> tuple[int, dict]:
             serializer = PartnerOrderInput(data=request.data)
             serializer.is_valid(raise_exception=True)
-            order = partner.partner_order_create(
+            order = services.partner_order_create(
                 organization_id=principal.organization_id,
                 platform=principal.platform,
+                draft=services.PartnerOrderDraft(**serializer.validated_data),
                 actor=actor_of(request),
                 api_key_id=principal.key_id,
-                **serializer.validated_data,
             )
             return 201, PartnerOrderCreatedOutput(order).data
 
@@ -112,7 +112,7 @@ class PartnerOrderReleaseApi(IntegrationApiView):
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
-        order = partner.partner_order_release(order=order, actor=actor_of(request))
+        order = services.partner_order_release(order=order, actor=actor_of(request))
         return Response(PartnerOrderReleasedOutput(order).data)
 
 
@@ -130,7 +130,7 @@ class PartnerOrderCancelApi(IntegrationApiView):
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
-        order = partner.partner_order_cancel(
+        order = services.partner_order_cancel(
             order=order,
             actor=actor_of(request),
             reason=serializer.validated_data.get("reason") or "",

@@ -1,3 +1,4 @@
-"""Writes of the integrations app, by sub-domain: `orders` (the shared order model and its
-status machine), `windows` (partner window capacity), `partner` (the partner family's
-operations), `idempotency` (Idempotency-Key claims)."""
+"""Writes of the integrations app that both families share, by sub-domain: `orders` (the order
+model and its status machine), `windows` (partner window capacity), `idempotency`
+(Idempotency-Key claims), `sandbox` (the lifecycle sandbox). Each family's own operations live
+with it: `integrations/partner/services.py`, `integrations/erp/services.py`."""

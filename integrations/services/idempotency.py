@@ -14,8 +14,9 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -77,7 +78,9 @@ def _insert_claim(*, api_key_id, key: str, fingerprint: str, now) -> Claim | Non
     return Claim(id=row[0], token=token) if row else None
 
 
-def idempotency_claim(*, api_key_id, key: str, fingerprint: str) -> Claim | StoredResponse:
+def idempotency_claim(
+    *, api_key_id: UUID | str, key: str, fingerprint: str
+) -> Claim | StoredResponse:
     """Claims `key` for this request, or answers what the earlier request with it decided.
 
     Returns a Claim (go ahead and do the work) or the StoredResponse to replay; raises 422 when
@@ -137,7 +140,7 @@ def idempotency_release(*, claim: Claim) -> None:
 
 
 def idempotent_run(
-    *, api_key_id, key: str, fingerprint: str, operation: Callable[[], tuple[int, Any]]
+    *, api_key_id: UUID | str, key: str, fingerprint: str, operation: Callable[[], tuple[int, Any]]
 ) -> IdempotentResult:
     """Runs `operation` (returning status and JSON body) at most once per key (contract "Orders").
 
@@ -157,7 +160,7 @@ def idempotent_run(
     return IdempotentResult(status=status, body=body, replayed=False)
 
 
-def idempotency_keys_expire(*, now=None) -> int:
+def idempotency_keys_expire(*, now: datetime | None = None) -> int:
     """The periodic task: deletes keys older than 24 hours. Returns how many."""
     cutoff = (now or timezone.now()) - KEY_LIFETIME
     deleted, _ = IdempotencyKey.objects.filter(created_at__lte=cutoff).delete()

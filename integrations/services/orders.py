@@ -5,6 +5,9 @@ machine, writes the history row, frees window or slot capacity on entering `canc
 `failed`, and emits the partner family's `order.*` event, all in one transaction.
 """
 
+from typing import Any
+from uuid import UUID
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -81,7 +84,13 @@ def _violated_constraint(exc: IntegrityError) -> str | None:
 
 
 def order_insert(
-    *, organization_id, family: str, platform: str, external_ref: str, actor: str = "", **fields
+    *,
+    organization_id: UUID | str,
+    family: str,
+    platform: str,
+    external_ref: str,
+    actor: str = "",
+    **fields: Any,
 ) -> Order:
     """Writes a `pending` order and the first row of its history, in the caller's transaction.
 

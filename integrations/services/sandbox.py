@@ -11,6 +11,7 @@ instead of skipping a status.
 
 import logging
 from dataclasses import dataclass
+from uuid import UUID
 
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
@@ -22,7 +23,7 @@ from integrations.errors import OrderNotFromTestKey, TransitionNotAllowed
 from integrations.models import Order, OrderStatus
 from integrations.services import orders as order_services
 from tenants import services as tenant_services
-from tenants.models import ApiKey, Driver, Organization
+from tenants.models import ApiKey, Driver
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +62,8 @@ def simulation_steps(*, status: str, outcome: str) -> list[str]:
 
 def order_simulation_start(
     *,
-    organization: Organization,
-    order_id,
+    organization_id: UUID | str,
+    order_id: UUID | str,
     outcome: str,
     step_seconds: int = DEFAULT_STEP_SECONDS,
     actor: str = "",
@@ -78,7 +79,7 @@ def order_simulation_start(
         raise ValueError(f"unknown simulation outcome {outcome!r}")
     if not MIN_STEP_SECONDS <= step_seconds <= MAX_STEP_SECONDS:
         raise ValueError(f"step_seconds out of range: {step_seconds}")
-    order = selectors.order_get(organization_id=organization.id, order_id=order_id)
+    order = selectors.order_get(organization_id=organization_id, order_id=order_id)
     if not (
         order.api_key_id is not None
         and ApiKey.objects.filter(pk=order.api_key_id, test=True).exists()
@@ -93,7 +94,7 @@ def order_simulation_start(
         )
     driver = order.driver if order.status in _DRIVEN and order.driver else None
     if driver is None:
-        driver = sandbox_driver_get_or_create(organization=organization)
+        driver = sandbox_driver_get_or_create(organization_id=organization_id)
     published = _step_schedule(
         order_id=order.id,
         from_status=order.status,
@@ -111,11 +112,11 @@ def order_simulation_start(
     )
 
 
-def sandbox_driver_get_or_create(*, organization: Organization) -> Driver:
+def sandbox_driver_get_or_create(*, organization_id: UUID | str) -> Driver:
     """The organization's active sandbox driver, created the first time it is needed."""
     driver = (
         Driver.objects.filter(
-            organization=organization,
+            organization_id=organization_id,
             name=SANDBOX_DRIVER_NAME,
             vehicle_type=SANDBOX_VEHICLE_TYPE,
             is_active=True,
@@ -126,18 +127,20 @@ def sandbox_driver_get_or_create(*, organization: Organization) -> Driver:
     if driver is not None:
         return driver
     return tenant_services.driver_create(
-        organization=organization, name=SANDBOX_DRIVER_NAME, vehicle_type=SANDBOX_VEHICLE_TYPE
+        organization_id=organization_id,
+        name=SANDBOX_DRIVER_NAME,
+        vehicle_type=SANDBOX_VEHICLE_TYPE,
     )
 
 
 def order_simulation_step(
     *,
-    order_id,
+    order_id: UUID | str,
     from_status: str,
     to_status: str,
     outcome: str,
     step_seconds: int,
-    driver_id=None,
+    driver_id: UUID | str | None = None,
     actor: str = "",
 ) -> str | None:
     """One step: moves the order from `from_status` to `to_status` and schedules the next.

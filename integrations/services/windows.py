@@ -2,49 +2,44 @@
 place."""
 
 from datetime import datetime
+from functools import cache
 
 from django.db import connection
-from django.db.models import F
 
-from delivery import metrics
 from integrations.errors import DeliveryWindowFull
 from integrations.models import DeliveryWindowLoad
+from slots import counters
 from zones.models import Zone
 
-# One statement books a place: the counter row is created with its first booking, or the
-# existing row is locked and takes one more while `booked < capacity`. Concurrent bookings of a
-# window queue on the row lock, and PostgreSQL re-evaluates the DO UPDATE's WHERE on the row
-# version the one before committed, so a window is never overbooked (the CHECK constraint backs
-# booked <= capacity). `capacity` follows the zone's setting. No row returned: the window is
-# full. (Three ORM statements did this before: insert-if-missing, conditional UPDATE, SELECT.)
-_BOOK = """
-INSERT INTO {table} AS existing (zone_id, window_start, window_end, booked, capacity)
-VALUES (%(zone)s, %(start)s, %(end)s, 1, %(capacity)s)
-ON CONFLICT (zone_id, window_start) DO UPDATE
-    SET booked = existing.booked + 1, capacity = EXCLUDED.capacity
-    WHERE existing.booked < EXCLUDED.capacity
-RETURNING id, window_end, booked, capacity
-"""
+
+@cache
+def _book_statement() -> str:
+    """A window's place taken in one statement (`slots/counters.py`): the row records the
+    window's end with its first booking, and returns itself whole to stand in for the model."""
+    returned = ("id", "window_end", "booked", "capacity")
+    return counters.place_take_statement(
+        model=DeliveryWindowLoad,
+        key={"zone": "%(zone)s", "window_start": "%(start)s"},
+        first_row={"window_end": "%(end)s"},
+        returning=", ".join(counters.column(DeliveryWindowLoad, name) for name in returned),
+    )
 
 
 def window_book(*, zone: Zone, start: datetime, end: datetime) -> DeliveryWindowLoad:
-    """Takes one place in the zone's window starting at `start`, in the caller's transaction.
+    """Takes one place in the zone's window starting at `start`, in the caller's transaction;
+    `capacity` follows the zone's `window_capacity`.
 
-    400 `Delivery window is full` when the window holds `zone.window_capacity` orders.
+    400 `Delivery window is full` when the window holds `zone.window_capacity` orders (a zone
+    without window capacity takes no orders with a window).
     """
-    capacity = zone.window_capacity
-    row = None
-    if capacity > 0:  # a zone without window capacity takes no orders with a window
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _BOOK.format(table=connection.ops.quote_name(DeliveryWindowLoad._meta.db_table)),
-                {"zone": zone.pk, "start": start, "end": end, "capacity": capacity},
-            )
-            row = cursor.fetchone()
+    row = counters.place_take(
+        statement=_book_statement(),
+        params={"zone": zone.pk, "start": start, "end": end, "capacity": zone.window_capacity},
+        capacity=zone.window_capacity,
+        kind="window",
+    )
     if row is None:
-        metrics.booking_refused("window")
         raise DeliveryWindowFull()
-    metrics.booking_made("window")
     load_id, window_end, booked, capacity = row
     load = DeliveryWindowLoad(
         id=load_id,
@@ -61,6 +56,4 @@ def window_book(*, zone: Zone, start: datetime, end: datetime) -> DeliveryWindow
 def window_free(*, window_load_id: int) -> None:
     """Gives back the place an order held (it was cancelled or failed), in the caller's
     transaction."""
-    DeliveryWindowLoad.objects.filter(pk=window_load_id, booked__gt=0).update(
-        booked=F("booked") - 1
-    )
+    counters.place_give_back(model=DeliveryWindowLoad, counter_id=window_load_id)

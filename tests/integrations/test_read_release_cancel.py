@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from integrations.models import Order, OrderStatus, OrderStatusEvent
+from integrations.partner.services import held_orders_release
 from integrations.services.orders import order_transition
-from integrations.services.partner import held_orders_release
 from integrations.tasks import release_held_orders
 from tests.conftest import assert_error
 from tests.integrations.helpers import create_order, events_named, make_zone, partner_client

@@ -156,7 +156,7 @@ def test_another_organizations_order_is_404(test_key_client, other_organization)
 
 def test_a_step_is_safe_to_run_twice(organization, test_key_client):
     order = order_of(test_key_client, "SB-1")
-    driver = sandbox.sandbox_driver_get_or_create(organization=organization)
+    driver = sandbox.sandbox_driver_get_or_create(organization_id=organization.id)
     step = {
         "order_id": str(order.id),
         "from_status": "pending",
@@ -187,7 +187,7 @@ def test_a_step_stops_when_someone_else_moved_the_order(organization, test_key_c
         to_status="assigned",
         outcome="delivered",
         step_seconds=1,
-        driver_id=str(sandbox.sandbox_driver_get_or_create(organization=organization).id),
+        driver_id=str(sandbox.sandbox_driver_get_or_create(organization_id=organization.id).id),
     )
 
     assert entered is None

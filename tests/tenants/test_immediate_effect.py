@@ -288,7 +288,7 @@ def test_an_admin_of_two_keeps_the_active_one(organization, other_organization):
     )
     site = Client()
     assert site.login(username="admin@example.com", password=PASSWORD)
-    driver = services.driver_create(organization=organization, name="Hidden")
+    driver = services.driver_create(organization_id=organization.id, name="Hidden")
     assert site.get(f"/admin/tenants/driver/{driver.id}/change/").status_code == 302
 
 

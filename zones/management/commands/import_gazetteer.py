@@ -33,7 +33,7 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read {file}: {exc.strerror}") from None
         try:
             report = services.gazetteer_import_csv(
-                organization=target,
+                organization_id=target.id,
                 text_stream=stream,
                 on_progress=lambda step: self.stdout.write(
                     f"{step.rows} rows read, {step.imported} imported"
