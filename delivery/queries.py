@@ -72,22 +72,38 @@ class CompiledQuery(Generic[M]):
 
     def _compile(self):
         if self._compiled is None:
-            compiler = self._build().query.get_compiler(using=self._using)
+            compiler = self._query().get_compiler(using=self._using)
             sql, params = compiler.as_sql()
             self._compiled = (compiler, sql, tuple(params))
         return self._compiled
 
-    def rows(self, **values) -> list[M]:
-        compiler, sql, params = self._compile()
+    def _query(self):
+        return self._build().query
+
+    def _fetch(self, values: dict) -> list[tuple]:
+        _compiler, sql, params = self._compile()
         bound = [_plain(values[p.name]) if isinstance(p, _Slot) else p for p in params]
         with connections[self._using].cursor() as cursor:
             cursor.execute(sql, bound)
-            fetched = cursor.fetchall()
-        return list(_instances(compiler, fetched, self._using))
+            return cursor.fetchall()
+
+    def rows(self, **values) -> list[M]:
+        fetched = self._fetch(values)
+        return list(_instances(self._compile()[0], fetched, self._using))
 
     def first(self, **values) -> M | None:
         found = self.rows(**values)
         return found[0] if found else None
+
+
+class CompiledExists(CompiledQuery):
+    """`queryset.exists()` compiled once (`SELECT 1 ... LIMIT 1`, as Django writes it)."""
+
+    def _query(self):
+        return self._build().query.exists()
+
+    def __call__(self, **values) -> bool:
+        return bool(self._fetch(values))
 
 
 def _plain(value):
