@@ -1,6 +1,5 @@
-"""Shared fixtures: real PostgreSQL and Redis, named actors, and helpers for the contract."""
-
-import itertools
+"""Shared fixtures: real PostgreSQL and Redis, named actors (made by tests/builders.py), and the
+contract's error check."""
 
 import pytest
 from django.conf import settings
@@ -8,12 +7,10 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from tenants.models import Organization
-from tenants.services import IssuedApiKey, api_key_create, organization_create
+from tests import builders
 
 # The real-browser fixtures (chromium, playwright, browser) for every folder that needs them.
 pytest_plugins = ["tests.core.browser"]
-
-_sequence = itertools.count(1)
 
 
 @pytest.fixture(autouse=True)
@@ -41,34 +38,14 @@ def provisioning_client() -> APIClient:
     return client
 
 
-def make_organization(name: str | None = None) -> Organization:
-    n = next(_sequence)
-    return organization_create(name=name or f"Org {n}")
-
-
-def make_api_key(organization: Organization, platform: str = "partner_a", **kwargs) -> IssuedApiKey:
-    return api_key_create(
-        organization=organization,
-        name=kwargs.pop("name", f"{platform} key"),
-        platform=platform,
-        **kwargs,
-    )
-
-
 @pytest.fixture
 def organization(db) -> Organization:
-    return make_organization("Acme Deliveries")
+    return builders.organization("Acme Deliveries")
 
 
 @pytest.fixture
 def other_organization(db) -> Organization:
-    return make_organization("Globex Logistics")
-
-
-def key_client(issued: IssuedApiKey) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_X_API_KEY=issued.value)
-    return client
+    return builders.organization("Globex Logistics")
 
 
 def assert_error(response, status: int, message=None):

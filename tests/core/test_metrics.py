@@ -18,7 +18,7 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from delivery.metrics import webhook_attempt_recorded
-from tests.conftest import make_api_key
+from tests import builders
 from tests.core.world import build_world, erp_order_body, next_weekday, partner_order_body
 from tests.webhooks.conftest import Receiver
 from webhooks import events as webhook_events
@@ -209,7 +209,7 @@ def test_webhook_attempts_are_counted_by_outcome(organization, httpserver, setti
     settings.WEBHOOK_RETRY_SCHEDULE = [0, 0]
     receiver = Receiver(url=httpserver.url_for("/hook"), statuses=[500, 500, 200])
     httpserver.expect_request("/hook", method="POST").respond_with_handler(receiver.handle)
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     before = scrape()
     for ref in ("SO-1", "SO-2"):
         webhook_events.order_event_emit(

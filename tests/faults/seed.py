@@ -6,7 +6,7 @@ import uuid
 from tenants.services import api_key_create, organization_create
 from zones.services import zone_create
 
-# Berlin Mitte, the zone every fault-test order falls in (as tests/integrations/helpers.py).
+# Berlin Mitte, the zone every fault-test order falls in (as tests/builders.py).
 MITTE_GEODATA = {
     "type": "Polygon",
     "coordinates": [

@@ -5,7 +5,7 @@ from django.test import Client
 
 from integrations.models import Order, OrderStatusEvent
 from tenants.models import Membership, User
-from tests.integrations.helpers import PASSWORD, create_order, make_zone, partner_client
+from tests import builders
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -14,21 +14,21 @@ CHANGELIST = "/admin/integrations/order/"
 
 
 def admin_client_for(organization, email="admin@example.com") -> tuple[Client, User]:
-    user = User.objects.create_user(email=email, password=PASSWORD)
+    user = User.objects.create_user(email=email, password=builders.PASSWORD)
     Membership.objects.create(
         organization=organization, user=user, org_role="admin", is_active=True
     )
     client = Client()
-    assert client.login(username=email, password=PASSWORD)
+    assert client.login(username=email, password=builders.PASSWORD)
     return client, user
 
 
 @pytest.fixture
 def orders(organization, other_organization):
-    make_zone(organization)
-    make_zone(other_organization)
-    create_order(partner_client(organization), externalRef="OURS-1")
-    create_order(partner_client(other_organization), externalRef="THEIRS-1")
+    builders.zone(organization)
+    builders.zone(other_organization)
+    builders.create_order(builders.partner_client(organization), externalRef="OURS-1")
+    builders.create_order(builders.partner_client(other_organization), externalRef="THEIRS-1")
     return Order.objects.get(external_ref="OURS-1"), Order.objects.get(external_ref="THEIRS-1")
 
 

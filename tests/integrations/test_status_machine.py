@@ -12,7 +12,7 @@ from integrations.services.orders import (
     order_transition,
 )
 from tenants.errors import DriverNotFound
-from tests.integrations.helpers import DELIVERY_DAY, create_order, make_zone, partner_client
+from tests import builders
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -230,10 +230,12 @@ def test_entering_dispatching_sets_released_at_once(organization, driver):
 
 @pytest.mark.parametrize("path", [["cancelled"], ["assigned", "failed"]])
 def test_cancelled_and_failed_orders_free_their_window_place(organization, driver, path):
-    make_zone(organization, window_capacity=1)
-    client = partner_client(organization)
+    builders.zone(organization, window_capacity=1)
+    client = builders.partner_client(organization)
     assert (
-        create_order(client, deliveryWindowStart=f"{DELIVERY_DAY}T09:00:00+01:00").status_code
+        builders.create_order(
+            client, deliveryWindowStart=f"{builders.DELIVERY_DAY}T09:00:00+01:00"
+        ).status_code
         == 201
     )
     order = Order.objects.get()

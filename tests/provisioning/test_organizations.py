@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 
 from provisioning.models import Invite
 from tenants.models import Driver, Membership, User
-from tests.conftest import assert_error, make_organization
+from tests import builders
+from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db
 
@@ -323,5 +324,5 @@ def test_rate_limit_can_be_switched_off(provisioning_client, settings):
 
 
 def test_organization_fixture_helper_is_isolated():
-    first, second = make_organization(), make_organization()
+    first, second = builders.organization(), builders.organization()
     assert first.slug != second.slug

@@ -5,20 +5,18 @@ import pytest
 from django.test import Client
 
 from tenants.models import ApiKey, Driver, Membership, User
-from tests.conftest import make_api_key
+from tests import builders
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "a-Strong-passphrase-42"
-
 
 def admin_client_for(organization, email="admin@example.com") -> Client:
-    user = User.objects.create_user(email=email, password=PASSWORD)
+    user = User.objects.create_user(email=email, password=builders.PASSWORD)
     Membership.objects.create(
         organization=organization, user=user, org_role="admin", is_active=True
     )
     client = Client()
-    assert client.login(username=email, password=PASSWORD)
+    assert client.login(username=email, password=builders.PASSWORD)
     return client
 
 
@@ -51,8 +49,8 @@ def test_org_admin_cannot_create_in_another_organization(organization, other_org
 
 
 def test_org_admin_sees_only_their_api_keys(organization, other_organization):
-    make_api_key(organization, "partner_a", name="Ours")
-    make_api_key(other_organization, "partner_a", name="Theirs")
+    builders.api_key(organization, "partner_a", name="Ours")
+    builders.api_key(other_organization, "partner_a", name="Theirs")
     listing = admin_client_for(organization).get("/admin/tenants/apikey/")
     assert b"Ours" in listing.content
     assert b"Theirs" not in listing.content
@@ -77,18 +75,18 @@ def test_api_key_created_in_admin_shows_its_value_once(organization):
 
 
 def test_user_without_membership_cannot_enter_admin(organization):
-    User.objects.create_user(email="nobody@example.com", password=PASSWORD)
+    User.objects.create_user(email="nobody@example.com", password=builders.PASSWORD)
     client = Client()
-    client.login(username="nobody@example.com", password=PASSWORD)
+    client.login(username="nobody@example.com", password=builders.PASSWORD)
     assert client.get("/admin/tenants/driver/").status_code == 302  # to the login page
 
 
 def test_superuser_sees_everything(organization, other_organization):
     Driver.objects.create(organization=organization, name="Our Driver")
     Driver.objects.create(organization=other_organization, name="Their Driver")
-    User.objects.create_superuser(email="root@example.com", password=PASSWORD)
+    User.objects.create_superuser(email="root@example.com", password=builders.PASSWORD)
     client = Client()
-    client.login(username="root@example.com", password=PASSWORD)
+    client.login(username="root@example.com", password=builders.PASSWORD)
     listing = client.get("/admin/tenants/driver/")
     assert b"Our Driver" in listing.content
     assert b"Their Driver" in listing.content
@@ -111,7 +109,7 @@ def test_org_admin_cannot_tell_user_ids_from_made_up_ones(organization, other_or
 )
 def test_a_refused_webhook_url_is_a_form_error_in_admin(organization, settings, url):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
-    issued = make_api_key(organization, "partner_a", name="Ours")
+    issued = builders.api_key(organization, "partner_a", name="Ours")
     client = admin_client_for(organization)
 
     created = client.post(

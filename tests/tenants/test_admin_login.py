@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from tenants.models import Driver, Membership, Organization, User
-from tests.zones.helpers import BERLIN, PASSWORD, box, make_zone
+from tests import builders
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +25,7 @@ REFUSED = (
     "Please enter the correct email and password of a staff account or of an active "
     "organization's admin. Note that the password is case-sensitive."
 )
-SQUARE = box(*BERLIN, width_m=1000, height_m=1000)
+SQUARE = builders.box(*builders.BERLIN, width_m=1000, height_m=1000)
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +34,7 @@ def _fast_password_hashing(settings):
 
 
 def make_user(email: str, organization=None, **membership) -> User:
-    user = User.objects.create_user(email=email, password=PASSWORD, name="Ada Admin")
+    user = User.objects.create_user(email=email, password=builders.PASSWORD, name="Ada Admin")
     if organization is not None:
         Membership.objects.create(
             organization=organization,
@@ -95,7 +95,7 @@ def form_fields(response) -> dict[str, str]:
     return parser.data
 
 
-def log_in(email: str, password: str = PASSWORD) -> tuple[Client, object]:
+def log_in(email: str, password: str = builders.PASSWORD) -> tuple[Client, object]:
     client = Client(enforce_csrf_checks=True)
     page = client.get(LOGIN)
     assert page.status_code == 200
@@ -119,8 +119,8 @@ def text(response) -> str:
 def test_org_admin_logs_in_through_the_form_and_sees_only_their_zones(
     organization, other_organization
 ):
-    make_zone(organization, "Our Zone", SQUARE)
-    make_zone(other_organization, "Their Zone", SQUARE)
+    builders.zone(organization, "Our Zone", SQUARE)
+    builders.zone(other_organization, "Their Zone", SQUARE)
     admin = make_user("ada@acme.example", organization)
     assert not admin.is_staff
 
@@ -167,7 +167,7 @@ def test_a_post_without_the_pages_token_is_refused(organization):
     make_user("ada@acme.example", organization)
     client = Client(enforce_csrf_checks=True)
     client.get(LOGIN)
-    answer = client.post(LOGIN, {"username": "ada@acme.example", "password": PASSWORD})
+    answer = client.post(LOGIN, {"username": "ada@acme.example", "password": builders.PASSWORD})
     assert answer.status_code == 403
     assert client.get("/admin/").status_code == 302
 
@@ -194,7 +194,7 @@ def test_the_form_refuses_who_the_site_refuses(organization, case):
         make_user("ada@acme.example", organization, is_active=False)
     else:
         make_user("ada@acme.example", organization)
-    password = "not-the-password-1" if case == "wrong password" else PASSWORD
+    password = "not-the-password-1" if case == "wrong password" else builders.PASSWORD
 
     client, answer = log_in("ada@acme.example", password)
 
@@ -206,8 +206,8 @@ def test_the_form_refuses_who_the_site_refuses(organization, case):
 
 
 def test_staff_and_superusers_still_log_in(organization):
-    User.objects.create_superuser(email="root@example.com", password=PASSWORD)
-    User.objects.create_user(email="staff@example.com", password=PASSWORD, is_staff=True)
+    User.objects.create_superuser(email="root@example.com", password=builders.PASSWORD)
+    User.objects.create_user(email="staff@example.com", password=builders.PASSWORD, is_staff=True)
     for email in ("root@example.com", "staff@example.com"):
         client, answer = log_in(email)
         assert answer.status_code == 302, email
@@ -215,7 +215,7 @@ def test_staff_and_superusers_still_log_in(organization):
 
 
 def test_deactivating_the_organization_ends_its_admins_admin_at_once(organization):
-    make_zone(organization, "Our Zone", SQUARE)
+    builders.zone(organization, "Our Zone", SQUARE)
     make_user("ada@acme.example", organization)
     client, _ = log_in("ada@acme.example")
     assert client.get("/admin/zones/zone/").status_code == 200
@@ -251,7 +251,7 @@ def test_org_admin_cannot_rename_or_deactivate_their_organization(organization):
 
 
 def test_superuser_still_changes_an_organizations_slug_and_state(organization):
-    User.objects.create_superuser(email="root@example.com", password=PASSWORD)
+    User.objects.create_superuser(email="root@example.com", password=builders.PASSWORD)
     client, _ = log_in("root@example.com")
     url = f"/admin/tenants/organization/{organization.pk}/change/"
     change = client.get(url)

@@ -18,9 +18,9 @@ from django.conf import settings as django_settings
 from playwright.sync_api import Browser, expect
 from time_machine import travel
 
-from tests.conftest import make_organization
+from tests import builders
 from tests.core.browser import Watched, launch
-from tests.tracking.conftest import advance, make_driver, make_order, make_zone
+from tests.tracking.conftest import make_order
 
 SCREENSHOT = Path(django_settings.BASE_DIR) / "docs" / "tracking.png"
 #: a phone: the page is for recipients following a delivery on theirs
@@ -49,16 +49,18 @@ def browser_without_javascript(playwright) -> Browser:
 @pytest.fixture
 def tracked_order(transactional_db, settings):
     settings.TRACKING_POLL_INTERVAL_SECONDS = 0.25
-    organization = make_organization("Acme Deliveries")
+    organization = builders.organization("Acme Deliveries")
     with travel(CREATED, tick=False):
-        order = make_order(organization, zone=make_zone(organization, timezone="Europe/Berlin"))
-    return order, make_driver(organization, name="Samira Haddad")
+        order = make_order(
+            organization, zone=builders.zone_row(organization, timezone="Europe/Berlin")
+        )
+    return order, builders.driver(organization, name="Samira Haddad")
 
 
 def advance_at(order, minutes_after_creation: int, *statuses: str, driver=None):
     """Moves the order as `advance` does, at a moment of the delivery morning."""
     with travel(CREATED + dt.timedelta(minutes=minutes_after_creation), tick=False):
-        return advance(order, *statuses, driver=driver)
+        return builders.advance(order, *statuses, driver=driver)
 
 
 def test_page_follows_the_order_without_a_reload(browser, live_server, tracked_order, tmp_path):

@@ -8,7 +8,7 @@ import pytest
 import time_machine
 
 from slots import services as slot_services
-from tests.conftest import key_client, make_api_key
+from tests import builders
 from tests.tracking.html import Page, assert_self_contained
 from zones import services as zone_services
 
@@ -71,7 +71,7 @@ def test_partner_order_is_trackable_from_its_token(api_client, client, organizat
         purpose="both",
         timezone_name="Europe/Berlin",
     )
-    partner = key_client(make_api_key(organization, "partner_a"))
+    partner = builders.key_client(builders.api_key(organization, "partner_a"))
     created = partner.post(
         "/api/integrations/partner-a/orders",
         {**RECIPIENT, "externalRef": "PO-7", "deliveryWindowStart": "2030-01-06T09:00:00+01:00"},
@@ -119,7 +119,7 @@ def test_erp_order_is_trackable_and_shows_its_slot_in_zone_time(api_client, clie
         cutoff_minutes=120,
         vehicle_capacity=[{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 5}],
     )
-    erp = key_client(make_api_key(organization, "erp"))
+    erp = builders.key_client(builders.api_key(organization, "erp"))
     created = erp.post(
         "/api/integrations/erp/orders",
         {

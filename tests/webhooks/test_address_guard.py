@@ -9,7 +9,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import assert_error, make_api_key
+from tests import builders
+from tests.conftest import assert_error
 from tests.webhooks.conftest import STUB_HOST
 from webhooks import events as webhook_events
 from webhooks import tasks
@@ -210,7 +211,7 @@ def test_rebinding_after_the_check_is_never_followed(
     """DNS answers a public address, then (rebinding) the receiver's loopback address: the
     delivery connects to the address it checked, never to the second answer."""
     port = port_of(receiver.url)
-    make_api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook")
+    builders.api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook")
     delivery = emit(organization)
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
     resolver.answers = [[PUBLIC], ["127.0.0.1"]]
@@ -229,7 +230,7 @@ def test_a_delivery_to_an_address_that_became_private_is_refused_without_traffic
     organization, receiver, resolver, firewall, settings
 ):
     port = port_of(receiver.url)
-    make_api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook")
+    builders.api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook")
     delivery = emit(organization)
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
     resolver.answers = [["127.0.0.1"]]
@@ -244,7 +245,7 @@ def test_a_delivery_to_an_address_that_became_private_is_refused_without_traffic
 
 def test_the_request_carries_the_urls_host_and_resolves_once(organization, receiver, resolver):
     port = port_of(receiver.url)
-    make_api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook?a=1")
+    builders.api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook?a=1")
     resolver.answers = [["127.0.0.1"], ["10.9.9.9"]]
 
     tasks.deliver(str(emit(organization).id))
@@ -259,7 +260,7 @@ def test_https_uses_the_host_name_for_sni_and_the_certificate(
     organization, resolver, tls_receiver_for
 ):
     tls = tls_receiver_for(STUB_HOST)
-    make_api_key(organization, "partner_a", webhook_url=f"https://{STUB_HOST}:{tls.port}/hook")
+    builders.api_key(organization, "partner_a", webhook_url=f"https://{STUB_HOST}:{tls.port}/hook")
     resolver.answers = [["127.0.0.1"]]
 
     tasks.deliver(str(emit(organization).id))
@@ -272,7 +273,7 @@ def test_https_uses_the_host_name_for_sni_and_the_certificate(
 
 def test_a_certificate_for_another_host_is_refused(organization, resolver, tls_receiver_for):
     tls = tls_receiver_for("other.example.test")
-    make_api_key(organization, "partner_a", webhook_url=f"https://{STUB_HOST}:{tls.port}/hook")
+    builders.api_key(organization, "partner_a", webhook_url=f"https://{STUB_HOST}:{tls.port}/hook")
     resolver.answers = [["127.0.0.1"]]
 
     tasks.deliver(str(emit(organization).id))

@@ -4,23 +4,21 @@ import pytest
 from django.test import Client
 
 from tenants.models import Membership, User
-from tests.conftest import make_api_key
+from tests import builders
 from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "a-Strong-passphrase-42"
-
 
 def admin_client_for(organization, email="hook-admin@example.com") -> Client:
-    user = User.objects.create_user(email=email, password=PASSWORD)
+    user = User.objects.create_user(email=email, password=builders.PASSWORD)
     Membership.objects.create(
         organization=organization, user=user, org_role="admin", is_active=True
     )
     client = Client()
-    assert client.login(username=email, password=PASSWORD)
+    assert client.login(username=email, password=builders.PASSWORD)
     return client
 
 
@@ -37,8 +35,8 @@ def emit(organization, ref: str) -> Delivery:
 
 
 def test_org_admin_sees_only_their_deliveries(organization, other_organization):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/ours")
-    make_api_key(other_organization, "partner_a", webhook_url="http://127.0.0.1:9/theirs")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/ours")
+    builders.api_key(other_organization, "partner_a", webhook_url="http://127.0.0.1:9/theirs")
     emit(organization, "A")
     theirs = emit(other_organization, "B")
     client = admin_client_for(organization)
@@ -52,7 +50,7 @@ def test_org_admin_sees_only_their_deliveries(organization, other_organization):
 
 
 def test_delivery_page_shows_its_attempts_read_only(organization, receiver):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [418]
     delivery = emit(organization, "A")
     tasks.deliver(str(delivery.id))
@@ -68,7 +66,7 @@ def test_delivery_page_shows_its_attempts_read_only(organization, receiver):
 def test_redeliver_action_queues_a_new_round(
     organization, receiver, django_capture_on_commit_callbacks
 ):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     delivery = emit(organization, "A")
     tasks.deliver(str(delivery.id))
     client = admin_client_for(organization)

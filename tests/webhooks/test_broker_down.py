@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import make_api_key
+from tests import builders
 from webhooks import events as webhook_events
 from webhooks import queueing
 from webhooks.models import Delivery
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 def test_a_publish_with_the_broker_down_fails_at_once(
     organization, dead_broker, django_capture_on_commit_callbacks, caplog
 ):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     queueing.broker_breaker.reset()  # no earlier failure spares us the attempt
 
     started = time.monotonic()

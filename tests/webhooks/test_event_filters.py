@@ -4,10 +4,9 @@ in key listings, and honoured when events are emitted (docs/webhooks.md "Choosin
 import pytest
 
 from tenants.services import api_key_update
-from tests.conftest import assert_error, make_api_key
+from tests import builders
+from tests.conftest import assert_error
 from tests.tenants.test_admin import admin_client_for
-from tests.tenants.test_management_api import login, make_admin
-from tests.webhooks.conftest import make_zone
 from webhooks import catalog, tasks
 from webhooks import events as webhook_events
 from webhooks.models import Delivery, Event
@@ -106,7 +105,7 @@ def test_an_unknown_event_name_is_a_400_naming_it(provisioning_client, organizat
         "webhookEvents has an unknown event: order.shipped",
         "webhookEvents has an unknown event: refund.done",
     ]
-    key = make_api_key(organization, "partner_b")
+    key = builders.api_key(organization, "partner_b")
     body = assert_error(
         provisioning_client.post(
             f"{keys_url(organization)}/{key.api_key.id}",
@@ -130,8 +129,8 @@ def test_webhook_events_must_be_an_array_of_names(provisioning_client, organizat
 
 
 def test_management_api_creates_and_updates_the_filter(organization):
-    make_admin(organization)
-    client, _ = login()
+    builders.admin(organization)
+    client, _ = builders.bearer_login()
     base = f"/api/manage/organizations/{organization.id}/api-keys"
     created = client.post(
         base,
@@ -157,7 +156,7 @@ def test_management_api_creates_and_updates_the_filter(organization):
 
 
 def test_events_not_listed_are_neither_delivered_nor_recorded_as_deliveries(organization, receiver):
-    make_api_key(
+    builders.api_key(
         organization,
         "partner_a",
         webhook_url=receiver.url,
@@ -181,23 +180,23 @@ def test_events_not_listed_are_neither_delivered_nor_recorded_as_deliveries(orga
 
 
 def test_a_filter_applies_to_erp_keys_and_an_empty_list_receives_nothing(organization, receiver):
-    erp = make_api_key(
+    erp = builders.api_key(
         organization, "erp", webhook_url=receiver.url, webhook_events=["erp.slot.booked"]
     )
-    make_api_key(organization, "partner_a", webhook_url=receiver.url, webhook_events=[])
-    webhook_events.polygon_updated_emit(zone=make_zone(organization))
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url, webhook_events=[])
+    webhook_events.polygon_updated_emit(zone=builders.zone_row(organization, "North"))
     emit(organization, "order.created", "pending")
     assert Event.objects.filter(organization=organization).count() == 2
     assert not Delivery.objects.filter(organization=organization).exists()
 
     # Null (every event) again: the next polygon change is delivered.
     api_key_update(api_key=erp.api_key, webhook_events=None)
-    webhook_events.polygon_updated_emit(zone=make_zone(organization, name="South"))
+    webhook_events.polygon_updated_emit(zone=builders.zone_row(organization, name="South"))
     assert Delivery.objects.filter(organization=organization).count() == 1
 
 
 def test_admin_edits_the_filter_with_checkboxes(organization):
-    issued = make_api_key(organization, "partner_a", webhook_url="https://hooks.example.com/a")
+    issued = builders.api_key(organization, "partner_a", webhook_url="https://hooks.example.com/a")
     client = admin_client_for(organization)
     url = f"/admin/tenants/apikey/{issued.api_key.pk}/change/"
     page = client.get(url)

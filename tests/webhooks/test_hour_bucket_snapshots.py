@@ -10,8 +10,7 @@ import pytest
 import time_machine
 
 from slots import services as slot_services
-from tests.conftest import make_api_key
-from tests.webhooks.conftest import SQUARE
+from tests import builders
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 from zones import services as zone_services
@@ -36,10 +35,10 @@ def updated_at(request) -> datetime:
 def test_a_newer_slots_change_after_delivery_arrives_with_the_same_id_and_a_later_updated_at(
     organization, receiver
 ):
-    make_api_key(organization, "erp", webhook_url=receiver.url)
+    builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
         zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=SQUARE, purpose="slot"
+            organization=organization, name="Harbour", geodata=builders.SQUARE, purpose="slot"
         )
         slot_services.slot_template_create(
             organization=organization, zone=zone, day_of_week=0, start_time=time(8)
@@ -61,10 +60,10 @@ def test_a_newer_slots_change_after_delivery_arrives_with_the_same_id_and_a_late
 def test_a_newer_zone_change_after_delivery_arrives_with_the_same_id_and_a_later_updated_at(
     organization, receiver
 ):
-    make_api_key(organization, "erp", webhook_url=receiver.url)
+    builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
         zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=SQUARE, purpose="slot"
+            organization=organization, name="Harbour", geodata=builders.SQUARE, purpose="slot"
         )
         deliver_pending(organization)
         zone_services.zone_update(zone=zone, enabled=False)
@@ -77,10 +76,10 @@ def test_a_newer_zone_change_after_delivery_arrives_with_the_same_id_and_a_later
 
 
 def test_changes_merged_into_an_unsent_snapshot_carry_the_latest_updated_at(organization, receiver):
-    make_api_key(organization, "erp", webhook_url=receiver.url)
+    builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
         zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=SQUARE, purpose="slot"
+            organization=organization, name="Harbour", geodata=builders.SQUARE, purpose="slot"
         )
         slot_services.slot_template_create(
             organization=organization, zone=zone, day_of_week=0, start_time=time(8)

@@ -7,24 +7,26 @@ import time_machine
 from rest_framework.test import APIClient
 
 from tenants.models import Membership, User
-from tests.conftest import assert_error, make_api_key
+from tests import builders
+from tests.conftest import assert_error
 from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "a-Strong-passphrase-42"
 T0 = datetime(2030, 3, 4, 10, 0, tzinfo=UTC)
 
 
 def admin_client(organization, email="hooks-admin@example.com") -> APIClient:
-    user = User.objects.create_user(email=email, password=PASSWORD, name="Hook Admin")
+    user = User.objects.create_user(email=email, password=builders.PASSWORD, name="Hook Admin")
     Membership.objects.create(
         organization=organization, user=user, org_role="admin", is_active=True
     )
     client = APIClient()
-    response = client.post("/api/auth/token", {"email": email, "password": PASSWORD}, format="json")
+    response = client.post(
+        "/api/auth/token", {"email": email, "password": builders.PASSWORD}, format="json"
+    )
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {response.json()['token']}")
     return client
 
@@ -46,7 +48,7 @@ def url(organization, suffix: str = "") -> str:
 
 
 def test_list_shows_deliveries_newest_first(organization, receiver):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     client = admin_client(organization)
     with time_machine.travel(T0, tick=False) as clock:
         older = emit(organization, "A")
@@ -90,7 +92,7 @@ def test_list_shows_deliveries_newest_first(organization, receiver):
 
 
 def test_list_filters_by_status(organization, receiver):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     client = admin_client(organization)
     delivered = emit(organization, "A")
     tasks.deliver(str(delivered.id))
@@ -119,7 +121,7 @@ def test_bad_filters_are_400(organization, query, message):
 
 
 def test_list_is_paginated(organization):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     client = admin_client(organization)
     with time_machine.travel(T0, tick=False) as clock:
         for n in range(5):
@@ -136,7 +138,7 @@ def test_list_is_paginated(organization):
 
 
 def test_list_query_count_does_not_grow_with_data(organization, django_assert_max_num_queries):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     client = admin_client(organization)
     emit(organization, "first")
     with django_assert_max_num_queries(4) as few:
@@ -149,7 +151,7 @@ def test_list_query_count_does_not_grow_with_data(organization, django_assert_ma
 
 
 def test_other_organizations_deliveries_are_invisible(organization, other_organization):
-    make_api_key(other_organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(other_organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     theirs = emit(other_organization, "theirs")
     client = admin_client(organization)
     assert client.get(url(organization)).json()["items"] == []
@@ -168,7 +170,7 @@ def test_redeliver_unknown_delivery_is_404(organization, delivery_id):
 def test_redeliver_answers_202_with_a_pending_delivery(
     organization, receiver, django_capture_on_commit_callbacks
 ):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=False) as clock:
         client = admin_client(organization)
         delivery = emit(organization, "A")

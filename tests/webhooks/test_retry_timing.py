@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.conftest import make_api_key, make_organization
+from tests import builders
 from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
@@ -65,8 +65,8 @@ def test_a_schedule_shorter_than_the_sweep_runs_every_attempt_on_time(
     schedule = [0, 2, 4, 6, 8]
     settings.WEBHOOK_RETRY_SCHEDULE = schedule  # shorter than the 5 s sweep interval
     beat()
-    organization = make_organization()
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [500, 500, 500, 500]
     delivery = emit_order_created(organization)
 
@@ -89,8 +89,8 @@ def test_a_retry_due_between_two_sweeps_is_queued_by_the_sweep_before_it(
     schedule = [0, 7]
     settings.WEBHOOK_RETRY_SCHEDULE = schedule
     settings.WEBHOOK_SWEEP_INTERVAL_SECONDS = 2
-    organization = make_organization()
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [500]
     delivery = emit_order_created(organization)
     beat(first_after=0.5)

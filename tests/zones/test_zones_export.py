@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from tests.conftest import assert_error, key_client, make_api_key, make_organization
+from tests import builders
+from tests.conftest import assert_error
 from zones.models import ZonePurpose
 from zones.services import zone_create
 
@@ -41,13 +42,13 @@ def zones(organization):
             organization=organization, name="Slots only", geodata=GEODATA, purpose=ZonePurpose.SLOT
         ),
     }
-    zone_create(organization=make_organization(), name="Foreign", geodata=GEODATA)
+    zone_create(organization=builders.organization(), name="Foreign", geodata=GEODATA)
     return created
 
 
 @pytest.fixture
 def client(organization):
-    return key_client(make_api_key(organization, "partner_a"))
+    return builders.key_client(builders.api_key(organization, "partner_a"))
 
 
 def test_json_export(client, organization, zones):
@@ -143,23 +144,23 @@ def test_other_format_is_400(client, value):
 
 
 def test_partner_b_key_on_partner_a_export_is_403(organization, zones):
-    client = key_client(make_api_key(organization, "partner_b"))
+    client = builders.key_client(builders.api_key(organization, "partner_b"))
     assert_error(client.get(URL), 403, "API key does not match partner-a integration")
 
 
 @pytest.mark.parametrize("platform", ["standard", "erp", "partner_c"])
 def test_other_platforms_are_403(organization, platform):
-    client = key_client(make_api_key(organization, platform))
+    client = builders.key_client(builders.api_key(organization, platform))
     assert_error(client.get(URL), 403, "API key does not match partner-a integration")
 
 
 @pytest.mark.parametrize("partner", ["partner-b", "partner-c"])
 def test_partner_b_and_c_have_their_own_export(organization, zones, partner):
-    client = key_client(make_api_key(organization, partner.replace("-", "_")))
+    client = builders.key_client(builders.api_key(organization, partner.replace("-", "_")))
     url = f"/api/integrations/{partner}/zones/export"
     assert [zone["name"] for zone in client.get(url).json()["zones"]] == ["Closed", "Mitte, Nord"]
     assert_error(
-        key_client(make_api_key(organization, "partner_a")).get(url),
+        builders.key_client(builders.api_key(organization, "partner_a")).get(url),
         403,
         f"API key does not match {partner} integration",
     )

@@ -16,8 +16,7 @@ from django.utils import timezone
 from integrations.models import Order
 from slots.models import SlotBooking, SlotDay
 from slots.occurrences import day_of_week
-from tests.conftest import make_api_key, make_organization
-from tests.slots.helpers import erp_body, make_template, make_zone
+from tests import builders
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,9 +55,9 @@ def _all_at_once(calls: list) -> list[tuple[int, dict]]:
 @pytest.fixture
 def setting():
     """An organization, its ERP key, a zone, and a delivery date a week ahead."""
-    organization = make_organization("Parallel Parcels")
-    key = make_api_key(organization, "erp").value
-    zone = make_zone(organization)
+    organization = builders.organization("Parallel Parcels")
+    key = builders.api_key(organization, "erp").value
+    zone = builders.slot_zone(organization)
     day = timezone.now().date() + timedelta(days=7)
     return organization, key, zone, day
 
@@ -67,10 +66,14 @@ def test_40_concurrent_bookings_of_a_slot_of_capacity_5_make_exactly_5_orders(
     parallel_server, setting
 ):
     organization, key, zone, day = setting
-    template = make_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
+    template = builders.slot_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
     url = f"{parallel_server}{ORDERS}"
     calls = [
-        (lambda n=n: _request(url, key, "POST", erp_body(template, day, externalRef=f"P-{n}")))
+        (
+            lambda n=n: _request(
+                url, key, "POST", builders.erp_order(template, day, externalRef=f"P-{n}")
+            )
+        )
         for n in range(40)
     ]
 
@@ -102,13 +105,13 @@ def test_40_concurrent_bookings_of_a_slot_of_capacity_5_make_exactly_5_orders(
 def test_crossing_reassignments_between_two_slots_finish_without_deadlock(parallel_server, setting):
     _, key, zone, day = setting
     weekday = day_of_week(day)
-    morning = make_template(zone, day_of_week=weekday, start="08:00", capacity=50)
-    noon = make_template(zone, day_of_week=weekday, start="12:00", capacity=50)
+    morning = builders.slot_template(zone, day_of_week=weekday, start="08:00", capacity=50)
+    noon = builders.slot_template(zone, day_of_week=weekday, start="12:00", capacity=50)
     base = f"{parallel_server}{ORDERS}"
     for n in range(15):
         for prefix, template in (("M", morning), ("N", noon)):
             status, body = _request(
-                base, key, "POST", erp_body(template, day, externalRef=f"{prefix}-{n}")
+                base, key, "POST", builders.erp_order(template, day, externalRef=f"{prefix}-{n}")
             )
             assert status == 201, body
 
@@ -138,16 +141,25 @@ def test_crossing_reassignments_between_two_slots_finish_without_deadlock(parall
 
 def test_concurrent_cancels_and_bookings_never_exceed_capacity(parallel_server, setting):
     _, key, zone, day = setting
-    template = make_template(zone, day_of_week=day_of_week(day), start="16:00", capacity=10)
+    template = builders.slot_template(
+        zone, day_of_week=day_of_week(day), start="16:00", capacity=10
+    )
     base = f"{parallel_server}{ORDERS}"
     for n in range(10):
         assert (
-            _request(base, key, "POST", erp_body(template, day, externalRef=f"OLD-{n}"))[0] == 201
+            _request(base, key, "POST", builders.erp_order(template, day, externalRef=f"OLD-{n}"))[
+                0
+            ]
+            == 201
         )
 
     calls = [(lambda n=n: _request(f"{base}/OLD-{n}/cancel", key, "POST", {})) for n in range(5)]
     calls += [
-        (lambda n=n: _request(base, key, "POST", erp_body(template, day, externalRef=f"NEW-{n}")))
+        (
+            lambda n=n: _request(
+                base, key, "POST", builders.erp_order(template, day, externalRef=f"NEW-{n}")
+            )
+        )
         for n in range(15)
     ]
     results = _all_at_once(calls)

@@ -13,10 +13,9 @@ from django.utils import timezone
 from integrations.models import Order
 from slots.models import SlotBooking, SlotDay, SlotHold
 from slots.occurrences import day_of_week
-from tests.conftest import make_api_key, make_organization
+from tests import builders
 from tests.integrations.erp.test_concurrency import _all_at_once
 from tests.integrations.erp.test_concurrency import _request as _json_request
-from tests.slots.helpers import MITTE, erp_body, make_template, make_zone
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,11 +31,11 @@ def _no_rate_limits(settings):
 @pytest.fixture
 def slot():
     """An ERP key and a slot of capacity 5 a week ahead."""
-    organization = make_organization("Parallel Holds")
-    key = make_api_key(organization, "erp").value
-    zone = make_zone(organization)
+    organization = builders.organization("Parallel Holds")
+    key = builders.api_key(organization, "erp").value
+    zone = builders.slot_zone(organization)
     day = timezone.now().date() + timedelta(days=7)
-    template = make_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
+    template = builders.slot_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
     return organization, key, zone, template, day
 
 
@@ -57,8 +56,8 @@ def _hold_body(template, day) -> dict:
     return {
         "deliverySlotTemplateId": str(template.id),
         "deliverySlotDate": day.isoformat(),
-        "dropoffLat": MITTE[0],
-        "dropoffLng": MITTE[1],
+        "dropoffLat": builders.MITTE[0],
+        "dropoffLng": builders.MITTE[1],
     }
 
 
@@ -80,7 +79,7 @@ def test_40_concurrent_holders_and_bookers_take_at_most_5_places(parallel_server
         calls.append(lambda: _request(holds_url, key, "POST", _hold_body(template, day)))
         calls.append(
             lambda n=n: _request(
-                orders_url, key, "POST", erp_body(template, day, externalRef=f"B-{n}")
+                orders_url, key, "POST", builders.erp_order(template, day, externalRef=f"B-{n}")
             )
         )
 
@@ -116,7 +115,7 @@ def test_40_concurrent_holders_and_bookers_take_at_most_5_places(parallel_server
                 orders_url,
                 key,
                 "POST",
-                erp_body(template, day, externalRef=f"H-{n}", holdId=hold_id),
+                builders.erp_order(template, day, externalRef=f"H-{n}", holdId=hold_id),
             )
         )
         for n, hold_id in enumerate(hold_ids)
@@ -124,7 +123,7 @@ def test_40_concurrent_holders_and_bookers_take_at_most_5_places(parallel_server
     calls += [
         (
             lambda n=n: _request(
-                orders_url, key, "POST", erp_body(template, day, externalRef=f"LATE-{n}")
+                orders_url, key, "POST", builders.erp_order(template, day, externalRef=f"LATE-{n}")
             )
         )
         for n in range(20)
@@ -152,7 +151,7 @@ def test_releases_racing_holders_and_bookers_never_exceed_capacity(parallel_serv
     calls += [
         (
             lambda n=n: _request(
-                orders_url, key, "POST", erp_body(template, day, externalRef=f"R-{n}")
+                orders_url, key, "POST", builders.erp_order(template, day, externalRef=f"R-{n}")
             )
         )
         for n in range(10)
