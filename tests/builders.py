@@ -23,7 +23,7 @@ from tenants import services as tenant_services
 from tenants.models import Driver, Membership, Organization, User
 from webhooks.models import Event
 from zones import services as zone_services
-from zones.models import Zone
+from zones.models import Place, Zone
 
 #: numbers for default names: organizations, and rows (zones, order references)
 _organization_numbers = itertools.count(1)
@@ -152,14 +152,23 @@ def standard_client(organization: Organization) -> APIClient:
     return platform_client(organization, "standard")
 
 
-def admin(organization: Organization, email: str = "admin@example.com", name: str = "") -> User:
-    """A user with an active admin membership of `organization`."""
+def admin(
+    organization: Organization | None,
+    email: str = "admin@example.com",
+    name: str = "",
+    **membership,
+) -> User:
+    """A user (PASSWORD) with a membership of `organization`: an active admin unless
+    `membership` says otherwise; no membership for None."""
     user = User.objects.filter(email=email).first() or User.objects.create_user(
         email=email, password=PASSWORD, name=name
     )
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
+    if organization is not None:
+        Membership.objects.create(
+            organization=organization,
+            user=user,
+            **{"org_role": "admin", "is_active": True, **membership},
+        )
     return user
 
 
@@ -186,6 +195,11 @@ def admin_site_client(
 ) -> Client:
     """A Django admin session of a new admin of `organization`."""
     admin(organization, email, name)
+    return admin_site_login(email)
+
+
+def admin_site_login(email: str = "admin@example.com") -> Client:
+    """A Django admin session of `email` (logged in with PASSWORD)."""
     client = Client()
     assert client.login(username=email, password=PASSWORD)
     return client
@@ -199,10 +213,11 @@ def zone(
     name: str = "Mitte",
     geodata: dict | None = None,
     *,
-    timezone_name: str = "Europe/Berlin",
+    timezone_name: str | None = "Europe/Berlin",
     **fields,
 ) -> Zone:
-    """A zone made by the service (it emits erp.polygon.updated); Mitte unless told."""
+    """A zone made by the service (it emits erp.polygon.updated); Mitte in Berlin time unless
+    told; `timezone_name=None` leaves the time zone to the service (the organization's)."""
     return zone_services.zone_create(
         organization=organization,
         name=name,
@@ -233,18 +248,43 @@ def zone_row(
     )
 
 
+def place(
+    organization: Organization,
+    address: str,
+    *,
+    lat: float = 52.5,
+    lng: float = 13.4,
+    postal_code: str = "",
+    locality: str = "",
+) -> Place:
+    """A gazetteer address of `organization` (contract "Geocoding and resolve-zone")."""
+    return zone_services.place_save(
+        place=Place(
+            organization=organization,
+            address=address,
+            postal_code=postal_code,
+            locality=locality,
+            lat=lat,
+            lng=lng,
+        )
+    )
+
+
 def slot_template(
     zone: Zone,
     *,
     day_of_week: int = 0,
     start: str | time = "08:00",
-    duration: int = 240,
+    duration: int | None = 240,
     cutoff: int | None = 120,
-    capacity: int = 10,
+    capacity: int | None = 10,
     vehicle_capacity: list[dict] | None = None,
     **fields,
 ) -> SlotTemplate:
-    """A template of `zone`: one van of `capacity` places unless `vehicle_capacity` says more."""
+    """A template of `zone`: one van of `capacity` places unless `vehicle_capacity` says more;
+    a None leaves that value to the organization's slot policy."""
+    if vehicle_capacity is None and capacity is not None:
+        vehicle_capacity = [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": capacity}]
     if isinstance(start, str):
         hours, minutes = (int(part) for part in start.split(":"))
         start = time(hours, minutes)
@@ -255,8 +295,7 @@ def slot_template(
         start_time=start,
         duration_minutes=duration,
         cutoff_minutes=cutoff,
-        vehicle_capacity=vehicle_capacity
-        or [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": capacity}],
+        vehicle_capacity=vehicle_capacity,
         **fields,
     )
 
@@ -322,14 +361,14 @@ def order_row(
     window: tuple[datetime | None, datetime | None] = (None, None),
     **fields,
 ) -> Order:
-    """An order inserted by the service, without a request (a `zone_row` unless told)."""
+    """An order inserted by the service, without a request (and without a zone unless told)."""
     n = next(_row_numbers)
     return order_services.order_insert(
         organization_id=organization.id,
         family=family,
         platform="erp" if family == "erp" else "partner_a",
         external_ref=fields.pop("external_ref", f"REF-{family}-{n}"),
-        zone=zone if zone is not None else zone_row(organization),
+        zone=zone,
         delivery_window_start=window[0],
         delivery_window_end=window[1],
         **fields,

@@ -15,8 +15,6 @@ from rest_framework.test import APIClient
 from tenants.models import Membership, Organization, User
 from tests import builders
 from webhooks.models import Delivery
-from zones.models import Place
-from zones.services import place_save
 
 #: nothing listens there; deliveries stay pending (no worker runs in these tests)
 WEBHOOK_URL = "http://127.0.0.1:9/hooks"
@@ -166,15 +164,13 @@ def build_world(name: str | None = None) -> World:
     assert delivery is not None, "creating orders leaves webhook deliveries"
     world.ids["delivery_id"] = str(delivery.id)
 
-    place = place_save(
-        place=Place(
-            organization=organization,
-            address=f"Alexanderplatz 1 {n}",
-            postal_code="10178",
-            locality="Berlin",
-            lat=builders.MITTE[0],
-            lng=builders.MITTE[1],
-        )
+    place = builders.place(
+        organization,
+        f"Alexanderplatz 1 {n}",
+        postal_code="10178",
+        locality="Berlin",
+        lat=builders.MITTE[0],
+        lng=builders.MITTE[1],
     )
     world.ids["place_id"] = str(place.id)
 

@@ -8,7 +8,7 @@ from integrations.models import Order, OrderStatusEvent
 from integrations.services import sandbox
 from tests import builders
 from tests.conftest import assert_error
-from tests.integrations.test_admin_orders import act, admin_client_for
+from tests.integrations.test_admin_orders import act
 from tests.webhooks.conftest import dead_broker, test_broker  # noqa: F401 - fixtures, by name
 from webhooks.models import Event
 
@@ -218,7 +218,7 @@ def test_admin_actions_simulate_test_orders_and_refuse_the_others(
 ):
     sandboxed = order_of(test_key_client, "SB-1")
     live = order_of(live_key_client, "LIVE-1", "partner-b")
-    client, _ = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     response = act(client, "simulate_delivered", [sandboxed, live])
 

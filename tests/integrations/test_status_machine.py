@@ -8,7 +8,6 @@ from integrations.models import Order, OrderStatus, OrderStatusEvent
 from integrations.services.orders import (
     ALLOWED_TRANSITIONS,
     TRANSITION_VERBS,
-    order_insert,
     order_transition,
 )
 from tenants.errors import DriverNotFound
@@ -53,12 +52,8 @@ def driver(organization):
 
 
 def new_order(organization, family="partner", ref="R-1") -> Order:
-    return order_insert(
-        organization_id=organization.id,
-        family=family,
-        platform="partner_a" if family == "partner" else "erp",
-        external_ref=ref,
-        dropoff_address="Somewhere 1",
+    return builders.order_row(
+        organization, family=family, external_ref=ref, dropoff_address="Somewhere 1"
     )
 
 

@@ -4,26 +4,14 @@ services (events included), and the seed action (contract "Management API")."""
 import json
 
 import pytest
-from django.test import Client
 
 from slots import services as slot_services
 from slots.models import SlotPolicy, SlotTemplate
-from tenants.models import Membership, User
 from tests import builders
 
 pytestmark = pytest.mark.django_db
 
 VAN = [{"vehicleType": "van", "count": 2, "maxOrdersPerVehicle": 6}]
-
-
-def admin_client_for(organization, email="slots@example.com") -> Client:
-    user = User.objects.create_user(email=email, password=builders.PASSWORD)
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    client = Client()
-    assert client.login(username=email, password=builders.PASSWORD)
-    return client
 
 
 def _template_form(zone, **overrides) -> dict:
@@ -42,7 +30,7 @@ def _template_form(zone, **overrides) -> dict:
 def test_org_admin_sees_only_their_templates(organization, other_organization):
     ours = builders.slot_template(builders.slot_zone(organization, "Ours"), start="08:00")
     theirs = builders.slot_template(builders.slot_zone(other_organization, "Theirs"), start="09:00")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     listing = client.get("/admin/slots/slottemplate/")
     assert listing.status_code == 200
@@ -55,7 +43,7 @@ def test_org_admin_sees_only_their_templates(organization, other_organization):
 
 def test_adding_a_template_goes_through_the_service(organization):
     zone = builders.slot_zone(organization)
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     response = client.post("/admin/slots/slottemplate/add/", _template_form(zone))
 
@@ -79,7 +67,7 @@ def test_adding_a_template_goes_through_the_service(organization):
 )
 def test_admin_refuses_bad_templates(organization, overrides, error):
     zone = builders.slot_zone(organization)
-    response = admin_client_for(organization).post(
+    response = builders.admin_site_client(organization).post(
         "/admin/slots/slottemplate/add/", _template_form(zone, **overrides)
     )
     assert response.status_code == 200
@@ -91,7 +79,7 @@ def test_admin_offers_only_slot_zones_of_the_admins_organizations(organization, 
     builders.slot_zone(organization, "Depot", purpose="dispatch")
     ours = builders.slot_zone(organization, "Ours", geodata=builders.ALEX_GEODATA)
     builders.slot_zone(other_organization, "Theirs")
-    page = admin_client_for(organization).get("/admin/slots/slottemplate/add/").content
+    page = builders.admin_site_client(organization).get("/admin/slots/slottemplate/add/").content
     assert str(ours.id).encode() in page
     assert b"Depot" not in page
     assert b"Theirs" not in page
@@ -100,7 +88,7 @@ def test_admin_offers_only_slot_zones_of_the_admins_organizations(organization, 
 def test_admin_refuses_a_duplicate_start(organization):
     zone = builders.slot_zone(organization)
     builders.slot_template(zone, day_of_week=1, start="08:00")
-    response = admin_client_for(organization).post(
+    response = builders.admin_site_client(organization).post(
         "/admin/slots/slottemplate/add/", _template_form(zone)
     )
     assert response.status_code == 200
@@ -111,7 +99,7 @@ def test_admin_refuses_a_duplicate_start(organization):
 def test_editing_a_template_in_admin_emits_the_event(organization):
     zone = builders.slot_zone(organization)
     template = builders.slot_template(zone, day_of_week=1, start="08:00")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     response = client.post(
         f"/admin/slots/slottemplate/{template.pk}/change/",
         _template_form(zone, start_time="09:00"),
@@ -126,7 +114,7 @@ def test_editing_a_template_in_admin_emits_the_event(organization):
 def test_deleting_a_template_in_admin_takes_it_out_of_use(organization):
     zone = builders.slot_zone(organization)
     template = builders.slot_template(zone)
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     response = client.post(f"/admin/slots/slottemplate/{template.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
     template.refresh_from_db()
@@ -137,7 +125,7 @@ def test_deleting_a_template_in_admin_takes_it_out_of_use(organization):
 def test_seed_action_creates_templates_for_the_policys_organization(organization):
     builders.slot_zone(organization)
     policy = slot_services.slot_policy_get_or_create(organization_id=organization.id)
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     response = client.post(
         "/admin/slots/slotpolicy/",
@@ -153,7 +141,7 @@ def test_seed_action_creates_templates_for_the_policys_organization(organization
 def test_org_admin_edits_only_their_policy(organization, other_organization):
     ours = slot_services.slot_policy_get_or_create(organization_id=organization.id)
     theirs = slot_services.slot_policy_get_or_create(organization_id=other_organization.id)
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     assert client.get(f"/admin/slots/slotpolicy/{theirs.pk}/change/").status_code in (302, 403, 404)
     response = client.post(
         f"/admin/slots/slotpolicy/{ours.pk}/change/",

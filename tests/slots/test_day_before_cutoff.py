@@ -6,11 +6,8 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
 import time_machine
-from django.test import Client
 
-from slots import services as slot_services
 from slots.models import SlotTemplate
-from tenants.models import Membership, User
 from tests import builders
 from tests.conftest import assert_error
 
@@ -27,12 +24,13 @@ def zone(organization):
 def day_before_template(
     zone, *, day_of_week: int, at: time, start: time = time(8, 0), duration: int = 240
 ):
-    return slot_services.slot_template_create(
-        organization=zone.organization,
-        zone=zone,
+    return builders.slot_template(
+        zone,
         day_of_week=day_of_week,
-        start_time=start,
-        duration_minutes=duration,
+        start=start,
+        duration=duration,
+        cutoff=None,
+        capacity=None,
         cutoff_day_before_at=at,
     )
 
@@ -226,13 +224,8 @@ def test_fall_back_an_evening_cutoff_is_on_winter_time(organization, zone):
 
 
 def test_moving_an_order_onto_a_closed_day_before_slot_is_refused(organization, zone):
-    open_template = slot_services.slot_template_create(
-        organization=organization,
-        zone=zone,
-        day_of_week=0,
-        start_time=time(14, 0),
-        duration_minutes=240,
-        cutoff_minutes=0,
+    open_template = builders.slot_template(
+        zone, day_of_week=0, start="14:00", duration=240, cutoff=0, capacity=None
     )
     closed = day_before_template(zone, day_of_week=0, at=time(18, 0))
     client = builders.erp_client(organization)
@@ -252,17 +245,6 @@ def test_moving_an_order_onto_a_closed_day_before_slot_is_refused(organization, 
 # ----- Django admin -----
 
 
-def admin_client(organization) -> Client:
-    email = "cutoff-admin@example.com"
-    user = User.objects.create_user(email=email, password=builders.PASSWORD, name="Cora Admin")
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    client = Client()
-    assert client.login(username=email, password=builders.PASSWORD)
-    return client
-
-
 def template_form(zone, **overrides) -> dict:
     return {
         "zone": str(zone.id),
@@ -277,7 +259,7 @@ def template_form(zone, **overrides) -> dict:
 
 
 def test_admin_creates_a_day_before_template_and_lists_its_rule(organization, zone):
-    client = admin_client(organization)
+    client = builders.admin_site_client(organization)
 
     response = client.post("/admin/slots/slottemplate/add/", template_form(zone))
     assert response.status_code == 302, response.content
@@ -294,7 +276,7 @@ def test_admin_creates_a_day_before_template_and_lists_its_rule(organization, zo
     ],
 )
 def test_admin_wants_exactly_one_rule(organization, zone, overrides, message):
-    client = admin_client(organization)
+    client = builders.admin_site_client(organization)
 
     response = client.post("/admin/slots/slottemplate/add/", template_form(zone, **overrides))
     assert response.status_code == 200

@@ -4,26 +4,16 @@ API")."""
 import pytest
 from django.test import Client
 
-from tenants.models import ApiKey, Driver, Membership, User
+from tenants.models import ApiKey, Driver, User
 from tests import builders
 
 pytestmark = pytest.mark.django_db
 
 
-def admin_client_for(organization, email="admin@example.com") -> Client:
-    user = User.objects.create_user(email=email, password=builders.PASSWORD)
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    client = Client()
-    assert client.login(username=email, password=builders.PASSWORD)
-    return client
-
-
 def test_org_admin_sees_only_their_drivers(organization, other_organization):
     Driver.objects.create(organization=organization, name="Our Driver")
     theirs = Driver.objects.create(organization=other_organization, name="Their Driver")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     listing = client.get("/admin/tenants/driver/")
     assert listing.status_code == 200
@@ -33,7 +23,7 @@ def test_org_admin_sees_only_their_drivers(organization, other_organization):
 
 
 def test_org_admin_cannot_create_in_another_organization(organization, other_organization):
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     response = client.post(
         "/admin/tenants/driver/add/",
         {
@@ -51,13 +41,13 @@ def test_org_admin_cannot_create_in_another_organization(organization, other_org
 def test_org_admin_sees_only_their_api_keys(organization, other_organization):
     builders.api_key(organization, "partner_a", name="Ours")
     builders.api_key(other_organization, "partner_a", name="Theirs")
-    listing = admin_client_for(organization).get("/admin/tenants/apikey/")
+    listing = builders.admin_site_client(organization).get("/admin/tenants/apikey/")
     assert b"Ours" in listing.content
     assert b"Theirs" not in listing.content
 
 
 def test_api_key_created_in_admin_shows_its_value_once(organization):
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     response = client.post(
         "/admin/tenants/apikey/add/",
         {
@@ -95,7 +85,7 @@ def test_superuser_sees_everything(organization, other_organization):
 def test_org_admin_cannot_tell_user_ids_from_made_up_ones(organization, other_organization):
     """Found by the cross-tenant tests: a user's history page answered 403, a made-up id's a
     redirect, telling an organization admin which ids are users."""
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     stranger = User.objects.create_user(email="stranger@example.com", password="x-Strong-pass-1")
     real = client.get(f"/admin/tenants/user/{stranger.pk}/history/")
     made_up = client.get("/admin/tenants/user/00000000-0000-4000-8000-000000000000/history/")
@@ -110,7 +100,7 @@ def test_org_admin_cannot_tell_user_ids_from_made_up_ones(organization, other_or
 def test_a_refused_webhook_url_is_a_form_error_in_admin(organization, settings, url):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
     issued = builders.api_key(organization, "partner_a", name="Ours")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     created = client.post(
         "/admin/tenants/apikey/add/",

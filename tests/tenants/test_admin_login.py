@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from tenants.models import Driver, Membership, Organization, User
+from tenants.models import Driver, Organization, User
 from tests import builders
 
 pytestmark = pytest.mark.django_db
@@ -31,17 +31,6 @@ SQUARE = builders.box(*builders.BERLIN, width_m=1000, height_m=1000)
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def make_user(email: str, organization=None, **membership) -> User:
-    user = User.objects.create_user(email=email, password=builders.PASSWORD, name="Ada Admin")
-    if organization is not None:
-        Membership.objects.create(
-            organization=organization,
-            user=user,
-            **{"org_role": "admin", "is_active": True, **membership},
-        )
-    return user
 
 
 def form_token(response) -> str:
@@ -121,7 +110,7 @@ def test_org_admin_logs_in_through_the_form_and_sees_only_their_zones(
 ):
     builders.zone(organization, "Our Zone", SQUARE)
     builders.zone(other_organization, "Their Zone", SQUARE)
-    admin = make_user("ada@acme.example", organization)
+    admin = builders.admin(organization, "ada@acme.example", "Ada Admin")
     assert not admin.is_staff
 
     client, answer = log_in("ada@acme.example")
@@ -142,7 +131,7 @@ def test_org_admin_changes_their_objects_and_not_another_organizations(
 ):
     ours = Driver.objects.create(organization=organization, name="Our Driver")
     theirs = Driver.objects.create(organization=other_organization, name="Their Driver")
-    make_user("ada@acme.example", organization)
+    builders.admin(organization, "ada@acme.example", "Ada Admin")
     client, _ = log_in("ada@acme.example")
 
     change = client.get(f"/admin/tenants/driver/{ours.pk}/change/")
@@ -158,13 +147,13 @@ def test_org_admin_changes_their_objects_and_not_another_organizations(
 
 
 def test_email_is_read_as_the_token_endpoint_reads_it(organization):
-    make_user("ada@acme.example", organization)
+    builders.admin(organization, "ada@acme.example", "Ada Admin")
     _, answer = log_in("  Ada@ACME.example ")
     assert answer.status_code == 302
 
 
 def test_a_post_without_the_pages_token_is_refused(organization):
-    make_user("ada@acme.example", organization)
+    builders.admin(organization, "ada@acme.example", "Ada Admin")
     client = Client(enforce_csrf_checks=True)
     client.get(LOGIN)
     answer = client.post(LOGIN, {"username": "ada@acme.example", "password": builders.PASSWORD})
@@ -184,16 +173,16 @@ def test_a_post_without_the_pages_token_is_refused(organization):
 )
 def test_the_form_refuses_who_the_site_refuses(organization, case):
     if case == "member of an inactive organization":
-        make_user("ada@acme.example", organization)
+        builders.admin(organization, "ada@acme.example", "Ada Admin")
         Organization.objects.filter(pk=organization.pk).update(is_active=False)
     elif case == "no membership":
-        make_user("ada@acme.example")
+        builders.admin(None, "ada@acme.example", "Ada Admin")
     elif case == "member but not admin":
-        make_user("ada@acme.example", organization, org_role="member")
+        builders.admin(organization, "ada@acme.example", "Ada Admin", org_role="member")
     elif case == "invite not accepted":
-        make_user("ada@acme.example", organization, is_active=False)
+        builders.admin(organization, "ada@acme.example", "Ada Admin", is_active=False)
     else:
-        make_user("ada@acme.example", organization)
+        builders.admin(organization, "ada@acme.example", "Ada Admin")
     password = "not-the-password-1" if case == "wrong password" else builders.PASSWORD
 
     client, answer = log_in("ada@acme.example", password)
@@ -216,7 +205,7 @@ def test_staff_and_superusers_still_log_in(organization):
 
 def test_deactivating_the_organization_ends_its_admins_admin_at_once(organization):
     builders.zone(organization, "Our Zone", SQUARE)
-    make_user("ada@acme.example", organization)
+    builders.admin(organization, "ada@acme.example", "Ada Admin")
     client, _ = log_in("ada@acme.example")
     assert client.get("/admin/zones/zone/").status_code == 200
 
@@ -229,7 +218,7 @@ def test_deactivating_the_organization_ends_its_admins_admin_at_once(organizatio
 
 
 def test_org_admin_cannot_rename_or_deactivate_their_organization(organization):
-    make_user("ada@acme.example", organization)
+    builders.admin(organization, "ada@acme.example", "Ada Admin")
     client, _ = log_in("ada@acme.example")
     url = f"/admin/tenants/organization/{organization.pk}/change/"
     change = client.get(url)

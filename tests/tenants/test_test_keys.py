@@ -6,7 +6,6 @@ import pytest
 from tenants.models import ApiKey
 from tests import builders
 from tests.conftest import assert_error
-from tests.tenants.test_admin import admin_client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +78,7 @@ def test_an_update_does_not_change_it(provisioning_client, organization):
 
 
 def test_admin_creates_a_test_key_and_cannot_change_it_afterwards(organization):
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     client.post(
         "/admin/tenants/apikey/add/",

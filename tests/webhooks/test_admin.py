@@ -1,25 +1,13 @@
 """Delivery records in Django admin: scoped per organization, read-only, redeliver action."""
 
 import pytest
-from django.test import Client
 
-from tenants.models import Membership, User
 from tests import builders
 from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
-
-
-def admin_client_for(organization, email="hook-admin@example.com") -> Client:
-    user = User.objects.create_user(email=email, password=builders.PASSWORD)
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    client = Client()
-    assert client.login(username=email, password=builders.PASSWORD)
-    return client
 
 
 def emit(organization, ref: str) -> Delivery:
@@ -39,7 +27,7 @@ def test_org_admin_sees_only_their_deliveries(organization, other_organization):
     builders.api_key(other_organization, "partner_a", webhook_url="http://127.0.0.1:9/theirs")
     emit(organization, "A")
     theirs = emit(other_organization, "B")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     listing = client.get("/admin/webhooks/delivery/")
     assert listing.status_code == 200
@@ -54,7 +42,7 @@ def test_delivery_page_shows_its_attempts_read_only(organization, receiver):
     receiver.statuses = [418]
     delivery = emit(organization, "A")
     tasks.deliver(str(delivery.id))
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     page = client.get(f"/admin/webhooks/delivery/{delivery.pk}/change/")
     assert page.status_code == 200
@@ -69,7 +57,7 @@ def test_redeliver_action_queues_a_new_round(
     builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     delivery = emit(organization, "A")
     tasks.deliver(str(delivery.id))
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     with django_capture_on_commit_callbacks() as queued:
         response = client.post(

@@ -6,7 +6,6 @@ import pytest
 from tenants.services import api_key_update
 from tests import builders
 from tests.conftest import assert_error
-from tests.tenants.test_admin import admin_client_for
 from webhooks import catalog, tasks
 from webhooks import events as webhook_events
 from webhooks.models import Delivery, Event
@@ -197,7 +196,7 @@ def test_a_filter_applies_to_erp_keys_and_an_empty_list_receives_nothing(organiz
 
 def test_admin_edits_the_filter_with_checkboxes(organization):
     issued = builders.api_key(organization, "partner_a", webhook_url="https://hooks.example.com/a")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     url = f"/admin/tenants/apikey/{issued.api_key.pk}/change/"
     page = client.get(url)
     assert b'value="order.delivered"' in page.content

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, time
 import pytest
 import time_machine
 
-from slots import services as slot_services
 from tests import builders
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
@@ -37,15 +36,15 @@ def test_a_newer_slots_change_after_delivery_arrives_with_the_same_id_and_a_late
 ):
     builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
-        zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=builders.SQUARE, purpose="slot"
+        zone = builders.zone(
+            organization, "Harbour", builders.SQUARE, timezone_name=None, purpose="slot"
         )
-        slot_services.slot_template_create(
-            organization=organization, zone=zone, day_of_week=0, start_time=time(8)
+        builders.slot_template(
+            zone, day_of_week=0, start=time(8), duration=None, cutoff=None, capacity=None
         )
         deliver_pending(organization)
-        slot_services.slot_template_create(
-            organization=organization, zone=zone, day_of_week=1, start_time=time(8)
+        builders.slot_template(
+            zone, day_of_week=1, start=time(8), duration=None, cutoff=None, capacity=None
         )
         deliver_pending(organization)
 
@@ -62,8 +61,8 @@ def test_a_newer_zone_change_after_delivery_arrives_with_the_same_id_and_a_later
 ):
     builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
-        zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=builders.SQUARE, purpose="slot"
+        zone = builders.zone(
+            organization, "Harbour", builders.SQUARE, timezone_name=None, purpose="slot"
         )
         deliver_pending(organization)
         zone_services.zone_update(zone=zone, enabled=False)
@@ -78,15 +77,15 @@ def test_a_newer_zone_change_after_delivery_arrives_with_the_same_id_and_a_later
 def test_changes_merged_into_an_unsent_snapshot_carry_the_latest_updated_at(organization, receiver):
     builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
-        zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=builders.SQUARE, purpose="slot"
+        zone = builders.zone(
+            organization, "Harbour", builders.SQUARE, timezone_name=None, purpose="slot"
         )
-        slot_services.slot_template_create(
-            organization=organization, zone=zone, day_of_week=0, start_time=time(8)
+        builders.slot_template(
+            zone, day_of_week=0, start=time(8), duration=None, cutoff=None, capacity=None
         )
         before = datetime.now(UTC)
-        slot_services.slot_template_create(
-            organization=organization, zone=zone, day_of_week=1, start_time=time(8)
+        builders.slot_template(
+            zone, day_of_week=1, start=time(8), duration=None, cutoff=None, capacity=None
         )
         deliver_pending(organization)
 

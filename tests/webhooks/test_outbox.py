@@ -283,8 +283,8 @@ def test_broker_down_at_commit_is_logged_not_raised(
 def test_zone_edit_through_the_zones_service_emits_polygon_updated(organization):
     builders.api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
     with time_machine.travel(T0, tick=False) as clock:
-        zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=builders.SQUARE, purpose="slot"
+        zone = builders.zone(
+            organization, "Harbour", builders.SQUARE, timezone_name=None, purpose="slot"
         )
         clock.move_to(T0 + timedelta(hours=1))
         zone_services.zone_update(zone=zone, name="Harbour East")
@@ -301,9 +301,7 @@ def test_zone_edit_through_the_zones_service_emits_polygon_updated(organization)
 
 
 def test_zone_delete_through_the_zones_service_emits_a_deleted_polygon(organization):
-    zone = zone_services.zone_create(
-        organization=organization, name="Gone", geodata=builders.SQUARE
-    )
+    zone = builders.zone(organization, "Gone", builders.SQUARE, timezone_name=None)
     zone_id = zone.id
     zone_services.zone_delete(zone=zone)
     event = Event.objects.get(organization=organization)  # create and delete coalesced

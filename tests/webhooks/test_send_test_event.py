@@ -7,7 +7,6 @@ from standardwebhooks import Webhook
 from tenants.services import api_key_revoke
 from tests import builders
 from tests.conftest import assert_error
-from tests.tenants.test_admin import admin_client_for
 from tests.webhooks.conftest import independent_hmac_hex
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
@@ -156,7 +155,7 @@ def test_another_organizations_key_is_404(client, organization, receiver):
 def test_admin_action_sends_a_test_event_to_each_selected_key(organization, receiver):
     with_url = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     without_url = builders.api_key(organization, "erp")
-    client = admin_client_for(organization, email="keys-admin@example.com")
+    client = builders.admin_site_client(organization, "keys-admin@example.com")
     response = client.post(
         "/admin/tenants/apikey/",
         {

@@ -5,7 +5,6 @@ from datetime import UTC, datetime
 
 import pytest
 import time_machine
-from django.test import Client
 from rest_framework.test import APIClient
 
 from integrations.models import Order
@@ -222,17 +221,10 @@ def test_a_partner_order_with_a_window_on_a_blackout_date_is_refused(manager, or
 # ----- Django admin -----
 
 
-def admin_client_for(organization, email="blackout-admin@example.com") -> Client:
-    builders.admin(organization, email)
-    client = Client()
-    assert client.login(username=email, password=builders.PASSWORD)
-    return client
-
-
 def test_org_admin_adds_and_sees_only_their_blackouts(organization, other_organization, zone):
     theirs = builders.slot_zone(other_organization, purpose="both")
     ZoneBlackout.objects.create(zone=theirs, date=builders.SUNDAY, reason="Their holiday")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     added = client.post(
         "/admin/zones/zoneblackout/add/",
@@ -253,7 +245,7 @@ def test_org_admin_adds_and_sees_only_their_blackouts(organization, other_organi
 
 def test_admin_refuses_a_second_blackout_on_the_same_date_in_words(organization, zone):
     ZoneBlackout.objects.create(zone=zone, date=builders.SUNDAY, reason="Holiday")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     response = client.post(
         "/admin/zones/zoneblackout/add/",
@@ -267,7 +259,7 @@ def test_admin_refuses_a_second_blackout_on_the_same_date_in_words(organization,
 def test_admin_changes_a_blackout_through_the_same_checks(organization, zone):
     blackout = ZoneBlackout.objects.create(zone=zone, date=builders.SUNDAY, reason="Holiday")
     ZoneBlackout.objects.create(zone=zone, date=builders.MONDAY, reason="Taken")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     url = f"/admin/zones/zoneblackout/{blackout.pk}/change/"
 
     moved = client.post(url, {"zone": str(zone.id), "date": "2030-01-08", "reason": " Moved "})

@@ -9,25 +9,13 @@ from werkzeug import Response
 
 from tests import builders
 from tests.conftest import assert_error
-from zones import services
 from zones.errors import GeocoderUnavailable
 from zones.geocoding import GeocodeResult, geocode, normalize_text, parse_coordinates
-from zones.models import Place
 
 pytestmark = pytest.mark.django_db
 
 
-def add_place(organization, address, *, postal_code="", locality="", lat=52.5, lng=13.4):
-    return services.place_save(
-        place=Place(
-            organization=organization,
-            address=address,
-            postal_code=postal_code,
-            locality=locality,
-            lat=lat,
-            lng=lng,
-        )
-    )
+add_place = builders.place
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,7 @@ SQUARE = {
 
 @pytest.fixture
 def admin_client(organization):
-    builders.admin(organization, "zones-admin@example.com")
-    return builders.bearer_login("zones-admin@example.com")[0]
+    return builders.manager_client(organization, "zones-admin@example.com")
 
 
 def zones_url(organization, zone_id=None) -> str:

@@ -4,8 +4,6 @@ distance to the zone, depth inside it, the geocoder's precision and the next-bes
 import pytest
 
 from tests import builders
-from zones import services
-from zones.models import Place
 
 pytestmark = pytest.mark.django_db
 
@@ -113,15 +111,13 @@ def test_nothing_else_within_5_km_is_null(client, organization, mitte):
 
 
 def test_an_approximate_geocode_says_so(client, organization, mitte):
-    services.place_save(
-        place=Place(
-            organization=organization,
-            address="Alexanderplatz 1",
-            postal_code="10178",
-            locality="Berlin",
-            lat=builders.BERLIN[0],
-            lng=builders.BERLIN[1],
-        )
+    builders.place(
+        organization,
+        "Alexanderplatz 1",
+        postal_code="10178",
+        locality="Berlin",
+        lat=builders.BERLIN[0],
+        lng=builders.BERLIN[1],
     )
     body = evidence_of(client, "Karl-Liebknecht-Straße 9, 10178 Berlin")
     assert body["confidence"] == "medium"

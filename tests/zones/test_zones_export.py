@@ -12,7 +12,6 @@ from django.utils import timezone
 from tests import builders
 from tests.conftest import assert_error
 from zones.models import ZonePurpose
-from zones.services import zone_create
 
 pytestmark = pytest.mark.django_db
 
@@ -25,24 +24,26 @@ LAT_LNG = [[lat, lng] for lng, lat in RING]
 @pytest.fixture
 def zones(organization):
     created = {
-        "mitte": zone_create(
-            organization=organization,
-            name="Mitte, Nord",
-            geodata=GEODATA,
+        "mitte": builders.zone(
+            organization,
+            "Mitte, Nord",
+            GEODATA,
+            timezone_name=None,
             metadata={"note": 'say "hi", then leave', "floors": [1, 2], "city": "Köln"},
         ),
-        "closed": zone_create(
-            organization=organization,
-            name="Closed",
-            geodata=GEODATA,
+        "closed": builders.zone(
+            organization,
+            "Closed",
+            GEODATA,
+            timezone_name=None,
             purpose=ZonePurpose.DISPATCH,
             enabled=False,
         ),
-        "slots": zone_create(
-            organization=organization, name="Slots only", geodata=GEODATA, purpose=ZonePurpose.SLOT
+        "slots": builders.zone(
+            organization, "Slots only", GEODATA, timezone_name=None, purpose=ZonePurpose.SLOT
         ),
     }
-    zone_create(organization=builders.organization(), name="Foreign", geodata=GEODATA)
+    builders.zone(builders.organization(), "Foreign", GEODATA, timezone_name=None)
     return created
 
 
@@ -176,7 +177,7 @@ def test_trailing_slash_works(client, zones):
 
 def test_export_query_count_is_constant(client, organization, django_assert_max_num_queries):
     for i in range(30):
-        zone_create(organization=organization, name=f"Zone {i}", geodata=GEODATA)
+        builders.zone(organization, f"Zone {i}", GEODATA, timezone_name=None)
     client.get(URL)
     with django_assert_max_num_queries(1):
         assert len(client.get(URL).json()["zones"]) == 30
