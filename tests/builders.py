@@ -9,7 +9,7 @@ the fixtures named `organization`, `zone` and `driver`.
 """
 
 import itertools
-from datetime import date, datetime, time
+from datetime import UTC, date, datetime, time
 
 from django.test import Client
 from geopy.distance import geodesic
@@ -21,6 +21,7 @@ from slots import services as slot_services
 from slots.models import SlotTemplate
 from tenants import services as tenant_services
 from tenants.models import Driver, Membership, Organization, User
+from webhooks import events as webhook_events
 from webhooks.models import Event
 from zones import services as zone_services
 from zones.models import Place, Zone
@@ -58,6 +59,8 @@ HAMBURG = (53.55, 9.99)
 SUNDAY = date(2030, 1, 6)
 MONDAY = date(2030, 1, 7)
 DELIVERY_DAY = SUNDAY.isoformat()
+#: Tuesday 1 January 2030, 09:00 UTC: the slots of the Sunday after are open for booking
+NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 
 
 def square_polygon(west: float = 13.0, south: float = 52.0, side: float = 0.1) -> dict:
@@ -409,6 +412,34 @@ def order_deliver(order: Order) -> Order:
     for status in (OrderStatus.ASSIGNED, OrderStatus.PICKED_UP, OrderStatus.IN_TRANSIT):
         order = order_services.order_transition(order=order, to_status=status, driver=driver)
     return order_services.order_transition(order=order, to_status=OrderStatus.DELIVERED)
+
+
+# ----- webhook events -----
+
+#: the order id of events emitted for an order that need not exist
+ORDER_ID = "5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11"
+
+
+def order_event(
+    organization: Organization,
+    ref: str = "SO-1",
+    *,
+    order_id=ORDER_ID,
+    platform: str = "partner_a",
+    event: str = "order.created",
+    status: str = "pending",
+    extra: dict | None = None,
+) -> None:
+    """Emits a partner order event (webhooks outbox) for the order `ref`, which need not exist."""
+    webhook_events.order_event_emit(
+        order_id=order_id,
+        organization_id=organization.id,
+        platform=platform,
+        event=event,
+        status=status,
+        external_ref=ref,
+        extra=extra,
+    )
 
 
 # ----- reading back -----

@@ -2,6 +2,7 @@
 contract's error check."""
 
 import pytest
+import time_machine
 from django.conf import settings
 from django.core.cache import cache
 from rest_framework.test import APIClient
@@ -24,6 +25,14 @@ def _clean_cache():
 @pytest.fixture(autouse=True)
 def _allow_loopback_webhooks(settings):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+
+
+@pytest.fixture
+def traveller():
+    """Time frozen at builders.NOW (opt in with `usefixtures("traveller")`); moves with
+    `traveller.move_to`."""
+    with time_machine.travel(builders.NOW, tick=False) as traveller:
+        yield traveller
 
 
 @pytest.fixture

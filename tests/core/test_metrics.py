@@ -21,7 +21,6 @@ from delivery.metrics import webhook_attempt_recorded
 from tests import builders
 from tests.core.world import build_world, erp_order_body, next_weekday, partner_order_body
 from tests.webhooks.conftest import Receiver
-from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.metrics import DueDeliveriesCollector
 from webhooks.models import Delivery
@@ -212,14 +211,7 @@ def test_webhook_attempts_are_counted_by_outcome(organization, httpserver, setti
     builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     before = scrape()
     for ref in ("SO-1", "SO-2"):
-        webhook_events.order_event_emit(
-            order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-            organization_id=organization.id,
-            platform="partner_a",
-            event="order.created",
-            status="pending",
-            external_ref=ref,
-        )
+        builders.order_event(organization, ref)
     first, second = Delivery.objects.filter(organization=organization).order_by("created_at")
     tasks.deliver(str(first.id))  # 500: a retry is scheduled
     tasks.deliver(str(first.id))  # 500 on the last attempt of the schedule: failed

@@ -9,16 +9,6 @@ from tests.conftest import assert_error
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def client(organization):
-    return builders.partner_client(organization)
-
-
-@pytest.fixture
-def mitte(organization):
-    return builders.zone(organization)
-
-
 def test_created_order_has_the_contract_shape(client, mitte):
     response = builders.create_order(client, notes="Ring twice")
 

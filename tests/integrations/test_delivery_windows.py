@@ -17,16 +17,6 @@ from tests.conftest import assert_error
 WINDOWS = "/api/integrations/partner-a/delivery-windows"
 
 
-@pytest.fixture
-def client(organization):
-    return builders.partner_client(organization)
-
-
-@pytest.fixture
-def mitte(organization):
-    return builders.zone(organization)
-
-
 def windows_of(client, **query):
     response = client.get(WINDOWS, query)
     assert response.status_code == 200, response.content

@@ -12,11 +12,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def mitte(organization):
-    return builders.zone(organization)
-
-
-@pytest.fixture
 def partner(organization, mitte):
     return builders.partner_client(organization)
 

@@ -1,5 +1,7 @@
 import pytest
 
+from tests import builders
+
 
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
@@ -11,3 +13,9 @@ def _fast_password_hashing(settings):
 def _no_rate_limits(settings):
     # These tests send many requests with one key; the limiter has its own tests.
     settings.RATELIMIT_ENABLE = False
+
+
+@pytest.fixture
+def zone(organization):
+    """A slot zone over Mitte, in Berlin time."""
+    return builders.slot_zone(organization)

@@ -12,23 +12,10 @@ from tests import builders
 from tests.conftest import assert_error
 from zones import services as zone_services
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
 BULK = "/api/public/delivery-slots/availability/bulk"
 SINGLE = "/api/public/delivery-slots/availability"
-#: Tuesday 1 January 2030, 09:00 UTC: the Sunday after is bookable
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture(autouse=True)
-def _frozen_now():
-    with time_machine.travel(NOW, tick=False):
-        yield
-
-
-@pytest.fixture
-def zone(organization):
-    return builders.slot_zone(organization)
 
 
 @pytest.fixture

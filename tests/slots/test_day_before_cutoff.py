@@ -16,11 +16,6 @@ pytestmark = pytest.mark.django_db
 CUTOFF_PASSED = "Booking cutoff has passed for this slot"
 
 
-@pytest.fixture
-def zone(organization):
-    return builders.slot_zone(organization)
-
-
 def day_before_template(
     zone, *, day_of_week: int, at: time, start: time = time(8, 0), duration: int = 240
 ):

@@ -12,17 +12,9 @@ from tests import builders
 from tests.conftest import assert_error
 from webhooks.events import hour_bucket_event_id
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
-#: Tuesday 1 January 2030, 09:00 UTC
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 VAN = [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 10}]
-
-
-@pytest.fixture(autouse=True)
-def _frozen_now():
-    with time_machine.travel(NOW, tick=False):
-        yield
 
 
 @pytest.fixture
@@ -33,11 +25,6 @@ def client(organization):
 @pytest.fixture
 def base(organization):
     return f"/api/manage/organizations/{organization.id}"
-
-
-@pytest.fixture
-def zone(organization):
-    return builders.slot_zone(organization)
 
 
 # ----- policy -----

@@ -1,10 +1,9 @@
 """Availability costs a fixed number of SQL queries, whatever the number of days, templates and
 orders (docs/performance.md; issue 6): measured at small and at large data."""
 
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, time, timedelta
 
 import pytest
-import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -12,19 +11,12 @@ from integrations.erp import services as erp_services
 from slots.occurrences import day_of_week
 from tests import builders
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
 BULK = "/api/public/delivery-slots/availability/bulk"
 SINGLE = "/api/public/delivery-slots/availability"
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 #: zone (1), templates (1), counters of the range (1)
 MAX_QUERIES = 3
-
-
-@pytest.fixture(autouse=True)
-def _frozen_now():
-    with time_machine.travel(NOW, tick=False):
-        yield
 
 
 def _book_many(zone, templates, first: date, days: int, per_slot: int) -> int:

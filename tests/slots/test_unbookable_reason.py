@@ -20,11 +20,6 @@ BEFORE = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def zone(organization):
-    return builders.slot_zone(organization)
-
-
-@pytest.fixture
 def templates(zone):
     """Sunday 08:00 (started), 12:00 closing 3 h before (closed), 16:00 (open); Monday 08:00
     with one place."""

@@ -12,7 +12,6 @@ import pytest
 from tests import builders
 from tests.conftest import assert_error
 from tests.webhooks.conftest import STUB_HOST
-from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
@@ -190,14 +189,7 @@ def test_update_to_a_non_public_address_is_refused(
 
 
 def emit(organization) -> Delivery:
-    webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref="SO-1",
-    )
+    builders.order_event(organization)
     return Delivery.objects.get(organization=organization)
 
 

@@ -3,7 +3,6 @@
 import pytest
 
 from tests import builders
-from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
@@ -11,14 +10,7 @@ pytestmark = pytest.mark.django_db
 
 
 def emit(organization, ref: str) -> Delivery:
-    webhook_events.order_event_emit(
-        order_id=f"order-{ref}",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, order_id=f"order-{ref}")
     return Delivery.objects.filter(organization=organization).first()
 
 

@@ -11,7 +11,6 @@ import uuid
 import pytest
 
 from tests import builders
-from webhooks import events as webhook_events
 from webhooks import queueing
 from webhooks.models import Delivery
 
@@ -26,14 +25,7 @@ def test_a_publish_with_the_broker_down_fails_at_once(
 
     started = time.monotonic()
     with django_capture_on_commit_callbacks(execute=True):
-        webhook_events.order_event_emit(
-            order_id=str(uuid.uuid4()),
-            organization_id=organization.id,
-            platform="partner_a",
-            event="order.created",
-            status="pending",
-            external_ref="SO-1",
-        )
+        builders.order_event(organization, order_id=str(uuid.uuid4()))
     elapsed = time.monotonic() - started
 
     delivery = Delivery.objects.get(organization=organization)

@@ -21,14 +21,7 @@ T0 = datetime(2030, 3, 4, 10, 15, 30, tzinfo=UTC)
 
 
 def emit_order_created(organization, platform="partner_a", ref="SO-1"):
-    return webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform=platform,
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    return builders.order_event(organization, ref, platform=platform)
 
 
 def only_delivery(organization) -> Delivery:

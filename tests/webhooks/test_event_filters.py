@@ -18,14 +18,7 @@ def keys_url(organization) -> str:
 
 
 def emit(organization, event: str, status: str, ref: str = "SO-1") -> None:
-    webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform="partner_a",
-        event=event,
-        status=status,
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, event=event, status=status)
 
 
 def test_the_catalogue_names_every_event_the_service_emits():

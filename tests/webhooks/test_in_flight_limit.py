@@ -14,7 +14,6 @@ import time_machine
 from django.db import connection
 
 from tests import builders
-from webhooks import events as webhook_events
 from webhooks import queueing, sending, services
 from webhooks.models import Delivery, DeliveryStatus
 
@@ -24,14 +23,7 @@ T0 = datetime(2030, 3, 4, 10, 15, 30, tzinfo=UTC)
 
 
 def emit(organization, ref: str) -> Delivery:
-    webhook_events.order_event_emit(
-        order_id=str(uuid.uuid4()),
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, order_id=str(uuid.uuid4()))
     return Delivery.objects.get(organization=organization, event__payload__externalRef=ref)
 
 

@@ -8,7 +8,6 @@ from rest_framework.test import APIClient
 
 from tests import builders
 from tests.conftest import assert_error
-from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
@@ -18,14 +17,7 @@ T0 = datetime(2030, 3, 4, 10, 0, tzinfo=UTC)
 
 
 def emit(organization, ref: str) -> Delivery:
-    webhook_events.order_event_emit(
-        order_id=f"order-{ref}",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, order_id=f"order-{ref}")
     return Delivery.objects.select_related("event").filter(organization=organization).first()
 
 

@@ -22,15 +22,7 @@ T0 = datetime(2030, 3, 4, 10, 15, 30, tzinfo=UTC)
 
 
 def emit_partner(organization, platform="partner_a", event="order.created", extra=None):
-    webhook_events.order_event_emit(
-        order_id="o-1",
-        organization_id=organization.id,
-        platform=platform,
-        event=event,
-        status="pending",
-        external_ref="SO-1",
-        extra=extra,
-    )
+    builders.order_event(organization, order_id="o-1", platform=platform, event=event, extra=extra)
 
 
 def test_no_webhook_url_records_the_event_without_a_delivery(organization):
@@ -311,13 +303,12 @@ def test_zone_delete_through_the_zones_service_emits_a_deleted_polygon(organizat
 
 def test_payload_values_are_json_like_api_responses(organization):
     order_id = uuid.UUID("5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11")
-    webhook_events.order_event_emit(
+    builders.order_event(
+        organization,
+        "SO-9",
         order_id=order_id,
-        organization_id=organization.id,
-        platform="partner_a",
         event="order.delivered",
         status="delivered",
-        external_ref="SO-9",
         extra={"deliveredAt": T0, "driverId": order_id},
     )
     assert Event.objects.get(organization=organization).payload == {

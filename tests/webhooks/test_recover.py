@@ -13,7 +13,6 @@ from tenants.models import Membership, User
 from tests import builders
 from tests.conftest import assert_error
 from tests.webhooks.test_worker import wait_until
-from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
@@ -25,14 +24,7 @@ def iso(moment: datetime) -> str:
 
 
 def emit(organization, ref: str, platform: str = "partner_a") -> None:
-    webhook_events.order_event_emit(
-        order_id=f"order-{ref}",
-        organization_id=organization.id,
-        platform=platform,
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, order_id=f"order-{ref}", platform=platform)
 
 
 def fail_at(organization, ref: str, moment: datetime, platform: str = "partner_a") -> Delivery:

@@ -8,7 +8,6 @@ import time
 import pytest
 
 from tests import builders
-from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
@@ -17,14 +16,7 @@ TOLERANCE_SECONDS = 1.0
 
 
 def emit_order_created(organization) -> Delivery:
-    webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref="SO-late",
-    )
+    builders.order_event(organization, "SO-late")
     return Delivery.objects.get(organization=organization)
 
 

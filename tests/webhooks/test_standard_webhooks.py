@@ -23,14 +23,7 @@ pytestmark = pytest.mark.django_db
 
 
 def emit_order_created(organization, ref="SO-1"):
-    webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref)
 
 
 def deliver_all(organization) -> None:

@@ -19,14 +19,7 @@ from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event
 
 
 def emit_order_created(organization, ref: str) -> None:
-    webhook_events.order_event_emit(
-        order_id=f"order-{ref}",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, order_id=f"order-{ref}")
 
 
 def wait_until(predicate, timeout: float = 30.0) -> None:

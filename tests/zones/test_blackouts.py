@@ -1,10 +1,7 @@
 """Blackout days: dates on which a zone takes no deliveries (management API, Django admin),
 refused by ERP bookings and partner orders, left out of partner windows, shown in availability."""
 
-from datetime import UTC, datetime
-
 import pytest
-import time_machine
 from rest_framework.test import APIClient
 
 from integrations.models import Order
@@ -13,17 +10,9 @@ from tests import builders
 from tests.conftest import assert_error
 from zones.models import ZoneBlackout
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
-#: Tuesday 1 January 2030, 09:00 UTC
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 HOLIDAY = builders.SUNDAY.isoformat()
-
-
-@pytest.fixture(autouse=True)
-def _frozen_now():
-    with time_machine.travel(NOW, tick=False):
-        yield
 
 
 @pytest.fixture

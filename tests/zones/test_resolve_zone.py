@@ -17,14 +17,6 @@ def client(organization):
     return builders.key_client(builders.api_key(organization, "standard"))
 
 
-@pytest.fixture
-def mitte(organization):
-    """A 2 km x 2 km zone centred on Alexanderplatz."""
-    return builders.zone(
-        organization, "Mitte", builders.box(*builders.BERLIN, width_m=2000, height_m=2000)
-    )
-
-
 def resolve(client, address):
     return client.post(URL, {"address": address}, format="json")
 

@@ -15,14 +15,6 @@ def client(organization):
     return builders.key_client(builders.api_key(organization, "standard"))
 
 
-@pytest.fixture
-def mitte(organization):
-    """A 2 km x 2 km zone centred on Alexanderplatz: its edges are 1,000 m from the centre."""
-    return builders.zone(
-        organization, "Mitte", builders.box(*builders.BERLIN, width_m=2000, height_m=2000)
-    )
-
-
 def evidence_of(client, address) -> dict:
     response = client.post(URL, {"address": address}, format="json")
     assert response.status_code == 200, response.content

@@ -16,27 +16,9 @@ from tests.conftest import assert_error
 from webhooks.events import hour_bucket_event_id
 from zones import services as zone_services
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
 ORDERS = "/api/integrations/erp/orders"
-#: Tuesday 1 January 2030, 09:00 UTC
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture(autouse=True)
-def _frozen_now():
-    with time_machine.travel(NOW, tick=False):
-        yield
-
-
-@pytest.fixture
-def zone(organization):
-    return builders.slot_zone(organization)
-
-
-@pytest.fixture
-def template(zone):
-    return builders.slot_template(zone, day_of_week=0, start="08:00", capacity=3)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ ERP create with `holdId`. Time is frozen and moved with time-machine."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import time_machine
 
 from integrations.models import Order
 from slots import tasks as slot_tasks
@@ -13,29 +12,11 @@ from tests import builders
 from tests.conftest import assert_error
 from zones import services as zone_services
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
 HOLDS = "/api/integrations/erp/slot-holds"
 ORDERS = "/api/integrations/erp/orders"
-#: Tuesday 1 January 2030, 09:00 UTC; the Sunday 08:00 Berlin slot closes 05:00 UTC on the 6th
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 CUTOFF = datetime(2030, 1, 6, 5, 0, tzinfo=UTC)
-
-
-@pytest.fixture(autouse=True)
-def traveller():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
-
-
-@pytest.fixture
-def zone(organization):
-    return builders.slot_zone(organization)
-
-
-@pytest.fixture
-def template(zone):
-    return builders.slot_template(zone, day_of_week=0, start="08:00", capacity=3)
 
 
 @pytest.fixture
@@ -252,7 +233,7 @@ def test_bulk_availability_counts_live_holds_as_taken(organization, client, zone
         ]
 
     assert taken() == [("2030-01-06", 1, 1), ("2030-01-13", 1, 1)]
-    traveller.move_to(NOW + timedelta(seconds=90))
+    traveller.move_to(builders.NOW + timedelta(seconds=90))
     assert taken() == [("2030-01-06", 0, 2), ("2030-01-13", 1, 1)]
 
 
@@ -276,7 +257,7 @@ def test_a_create_with_hold_id_books_the_held_place_without_taking_another(
     assert response.json()["deliveryWindowStart"] == "2030-01-06T08:00:00+01:00"
     assert counter(template).booked == 1
     assert SlotBooking.objects.get().order.external_ref == "SO-HELD"
-    assert SlotHold.objects.get().used_at == NOW
+    assert SlotHold.objects.get().used_at == builders.NOW
     assert availability(organization, zone) == {
         "capacity": 1,
         "booked": 1,
@@ -369,13 +350,13 @@ def test_an_expired_hold_counts_for_nothing_without_any_sweep(
     template = builders.slot_template(zone, day_of_week=0, start="08:00", capacity=1)
     hold_id = held_id(client, template, ttlSeconds=60)
 
-    traveller.move_to(NOW + timedelta(seconds=59))
+    traveller.move_to(builders.NOW + timedelta(seconds=59))
     assert availability(organization, zone)["available"] == 0
     assert_error(
         builders.book(client, template, builders.SUNDAY, ref="EARLY"), 400, "Delivery slot is full"
     )
 
-    traveller.move_to(NOW + timedelta(seconds=60))  # expiresAt itself: expired
+    traveller.move_to(builders.NOW + timedelta(seconds=60))  # expiresAt itself: expired
     assert availability(organization, zone)["available"] == 1
     assert_error(
         builders.book(client, template, builders.SUNDAY, holdId=hold_id),
@@ -389,7 +370,7 @@ def test_an_expired_hold_counts_for_nothing_without_any_sweep(
 def test_a_new_hold_takes_the_place_of_an_expired_one(client, zone, traveller):
     template = builders.slot_template(zone, day_of_week=0, start="08:00", capacity=1)
     held_id(client, template, ttlSeconds=60)
-    traveller.move_to(NOW + timedelta(minutes=2))
+    traveller.move_to(builders.NOW + timedelta(minutes=2))
 
     assert hold(client, template).status_code == 201
     assert_error(hold(client, template), 400, "Delivery slot is full")
@@ -404,7 +385,7 @@ def test_the_sweep_deletes_expired_holds_and_is_safe_to_run_twice(
     used = held_id(client, template, ttlSeconds=60)
     assert builders.book(client, template, builders.SUNDAY, holdId=used).status_code == 201
     live = held_id(client, template, ttlSeconds=600)
-    traveller.move_to(NOW + timedelta(minutes=5))
+    traveller.move_to(builders.NOW + timedelta(minutes=5))
     updates = len(builders.events_named("erp.slots.updated", organization))
 
     assert slot_tasks.delete_expired_holds() == 2
