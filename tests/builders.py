@@ -54,6 +54,8 @@ ALEX_GEODATA = {
 BERLIN = ALEX
 # Far from every zone here.
 HAMBURG = (53.55, 9.99)
+#: body fields that drop an order off in Hamburg, outside every zone
+DROPOFF_OUTSIDE = {"dropoffLat": HAMBURG[0], "dropoffLng": HAMBURG[1]}
 
 #: Sunday 6 January 2030 (day 0 of slot templates), a delivery day; Berlin is at +01:00 in winter
 SUNDAY = date(2030, 1, 6)
@@ -273,6 +275,18 @@ def place(
     )
 
 
+def alexanderplatz(organization: Organization, address: str = "Alexanderplatz 1") -> Place:
+    """The gazetteer's Alexanderplatz (10178 Berlin) at BERLIN, under `address`."""
+    return place(
+        organization,
+        address,
+        postal_code="10178",
+        locality="Berlin",
+        lat=BERLIN[0],
+        lng=BERLIN[1],
+    )
+
+
 def slot_template(
     zone: Zone,
     *,
@@ -420,26 +434,18 @@ def order_deliver(order: Order) -> Order:
 ORDER_ID = "5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11"
 
 
-def order_event(
-    organization: Organization,
-    ref: str = "SO-1",
-    *,
-    order_id=ORDER_ID,
-    platform: str = "partner_a",
-    event: str = "order.created",
-    status: str = "pending",
-    extra: dict | None = None,
-) -> None:
-    """Emits a partner order event (webhooks outbox) for the order `ref`, which need not exist."""
-    webhook_events.order_event_emit(
-        order_id=order_id,
-        organization_id=organization.id,
-        platform=platform,
-        event=event,
-        status=status,
-        external_ref=ref,
-        extra=extra,
-    )
+def order_event(organization: Organization, ref: str = "SO-1", **overrides) -> None:
+    """Emits a partner order event (webhooks outbox) for the order `ref`, which need not exist:
+    `order.created`, pending, of ORDER_ID on partner_a unless `overrides` (order_id, platform,
+    event, status, extra) say otherwise."""
+    fields = {
+        "order_id": ORDER_ID,
+        "platform": "partner_a",
+        "event": "order.created",
+        "status": "pending",
+        **overrides,
+    }
+    webhook_events.order_event_emit(organization_id=organization.id, external_ref=ref, **fields)
 
 
 # ----- reading back -----

@@ -28,6 +28,18 @@ def _allow_loopback_webhooks(settings):
 
 
 @pytest.fixture
+def fast_password_hashing(settings):
+    # Logging in hashes the password; PBKDF2's deliberate slowness buys nothing in tests.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def no_rate_limits(settings):
+    # For tests that send many requests with one key; the limiter has its own tests.
+    settings.RATELIMIT_ENABLE = False
+
+
+@pytest.fixture
 def traveller():
     """Time frozen at builders.NOW (opt in with `usefixtures("traveller")`); moves with
     `traveller.move_to`."""
@@ -38,6 +50,12 @@ def traveller():
 @pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def manager(organization) -> APIClient:
+    """A management API client (bearer token) of an admin of `organization`."""
+    return builders.manager_client(organization)
 
 
 @pytest.fixture

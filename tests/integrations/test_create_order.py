@@ -129,9 +129,7 @@ def test_slot_only_zone_is_not_a_partner_zone(client, organization):
 
 
 def test_dropoff_outside_every_zone_is_400(client, mitte):
-    response = builders.create_order(
-        client, dropoffLat=builders.HAMBURG[0], dropoffLng=builders.HAMBURG[1]
-    )
+    response = builders.create_order(client, **builders.DROPOFF_OUTSIDE)
 
     assert_error(response, 400, "No delivery zone covers the dropoff location")
     assert not Order.objects.exists()
@@ -161,15 +159,15 @@ def test_the_same_external_ref_in_another_organization_is_fine(client, mitte, ot
 
 # ----- geocodeOnIngest -----
 
+#: an order body without coordinates, for the geocoder to fill in
+NO_COORDINATES = {"pickupLat": ..., "pickupLng": ..., "dropoffLat": ..., "dropoffLng": ...}
+
 
 def test_geocode_on_ingest_fills_missing_coordinates(client, mitte):
     response = builders.create_order(
         client,
         geocodeOnIngest=True,
-        pickupLat=...,
-        pickupLng=...,
-        dropoffLat=...,
-        dropoffLng=...,
+        **NO_COORDINATES,
         pickupAddress="52.53,13.45",
         dropoffAddress="52.52,13.40",
     )
@@ -205,10 +203,7 @@ def test_both_addresses_failing_to_geocode_are_both_named(client, mitte):
     response = builders.create_order(
         client,
         geocodeOnIngest=True,
-        pickupLat=...,
-        pickupLng=...,
-        dropoffLat=...,
-        dropoffLng=...,
+        **NO_COORDINATES,
         pickupAddress="Unknown pickup place",
         dropoffAddress="Unknown dropoff place",
     )

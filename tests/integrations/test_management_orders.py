@@ -17,11 +17,6 @@ def partner(organization, mitte):
 
 
 @pytest.fixture
-def manager(organization):
-    return builders.manager_client(organization)
-
-
-@pytest.fixture
 def driver(organization):
     return organization.drivers.create(name="Dora", phone="+491700000000")
 

@@ -21,11 +21,6 @@ def _zone(organization):
 
 
 @pytest.fixture
-def manager(organization):
-    return builders.manager_client(organization)
-
-
-@pytest.fixture
 def test_key_client(organization):
     return builders.key_client(builders.api_key(organization, "partner_a", test=True))
 

@@ -58,11 +58,6 @@ def assert_boundary(organization, zone, template, day: date, cutoff_utc: datetim
 
 
 @pytest.fixture
-def manager(organization):
-    return builders.manager_client(organization)
-
-
-@pytest.fixture
 def templates_url(organization):
     return f"/api/manage/organizations/{organization.id}/slot-templates"
 

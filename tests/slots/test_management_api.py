@@ -18,8 +18,8 @@ VAN = [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 10}]
 
 
 @pytest.fixture
-def client(organization):
-    return builders.manager_client(organization)
+def client(manager):
+    return manager
 
 
 @pytest.fixture

@@ -50,23 +50,20 @@ def test_missing_or_bad_token_is_401(organization, header):
 
 
 def test_token_expires_after_12_hours(organization):
-    builders.admin(organization)
-    client, _ = builders.bearer_login()
+    client = builders.manager_client(organization, "admin@example.com")
     with time_machine.travel(timezone.now() + timedelta(hours=12, minutes=1)):
         response = client.get(f"/api/manage/organizations/{organization.id}/drivers")
         assert_error(response, 401, "Invalid or missing token")
 
 
 def test_logout_ends_the_token(organization):
-    builders.admin(organization)
-    client, _ = builders.bearer_login()
+    client = builders.manager_client(organization, "admin@example.com")
     assert client.delete("/api/auth/token").status_code == 204
     assert_error(client.get(f"/api/manage/organizations/{organization.id}/drivers"), 401)
 
 
 def test_admin_of_another_organization_gets_404(organization, other_organization):
-    builders.admin(organization)
-    client, _ = builders.bearer_login()
+    client = builders.manager_client(organization, "admin@example.com")
     for path in ("drivers", "api-keys"):
         response = client.get(f"/api/manage/organizations/{other_organization.id}/{path}")
         assert_error(response, 404, "Organization not found")
@@ -80,8 +77,7 @@ def test_pending_admin_cannot_manage(organization):
 
 
 def test_drivers_crud(organization):
-    builders.admin(organization)
-    client, _ = builders.bearer_login()
+    client = builders.manager_client(organization, "admin@example.com")
     base = f"/api/manage/organizations/{organization.id}/drivers"
 
     created = client.post(
@@ -108,8 +104,7 @@ def test_drivers_crud(organization):
 
 
 def test_driver_validation(organization):
-    builders.admin(organization)
-    client, _ = builders.bearer_login()
+    client = builders.manager_client(organization, "admin@example.com")
     base = f"/api/manage/organizations/{organization.id}/drivers"
     body = assert_error(client.post(base, {"phone": "call me"}, format="json"), 400)
     assert body["message"] == [
@@ -133,8 +128,7 @@ def test_drivers_of_another_organization_are_404(organization, other_organizatio
 
 
 def test_api_keys_through_management_api(organization):
-    builders.admin(organization)
-    client, _ = builders.bearer_login()
+    client = builders.manager_client(organization, "admin@example.com")
     base = f"/api/manage/organizations/{organization.id}/api-keys"
     created = client.post(base, {"name": "ERP", "platform": "erp"}, format="json")
     assert created.status_code == 201

@@ -121,8 +121,7 @@ def test_webhook_events_must_be_an_array_of_names(provisioning_client, organizat
 
 
 def test_management_api_creates_and_updates_the_filter(organization):
-    builders.admin(organization)
-    client, _ = builders.bearer_login()
+    client = builders.manager_client(organization, "admin@example.com")
     base = f"/api/manage/organizations/{organization.id}/api-keys"
     created = client.post(
         base,

@@ -51,9 +51,7 @@ def one_attempt(settings):
 
 @pytest.fixture
 def client(organization):
-    builders.admin(organization)
-    client, _ = builders.bearer_login()
-    return client
+    return builders.manager_client(organization, "admin@example.com")
 
 
 @pytest.mark.django_db

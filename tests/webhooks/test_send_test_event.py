@@ -15,9 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def client(organization):
-    builders.admin(organization)
-    client, _ = builders.bearer_login()
-    return client
+    return builders.manager_client(organization, "admin@example.com")
 
 
 def probe_url(organization, key) -> str:

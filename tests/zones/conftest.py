@@ -4,9 +4,8 @@ from tests import builders
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    # Logging in hashes the password; PBKDF2's deliberate slowness buys nothing in these tests.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def _fast(fast_password_hashing):
+    """These tests log in often."""
 
 
 @pytest.fixture

@@ -20,11 +20,6 @@ def zone(organization):
     return builders.slot_zone(organization, purpose="both")
 
 
-@pytest.fixture
-def manager(organization):
-    return builders.manager_client(organization)
-
-
 def blackouts_url(organization, zone) -> str:
     return f"/api/manage/organizations/{organization.id}/zones/{zone.id}/blackouts"
 

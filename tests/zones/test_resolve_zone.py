@@ -167,27 +167,13 @@ def test_every_purpose_resolves(client, organization):
 
 
 def test_exact_gazetteer_address_is_precise(client, organization, mitte):
-    builders.place(
-        organization,
-        "Alexanderplatz 1, 10178 Berlin",
-        postal_code="10178",
-        locality="Berlin",
-        lat=builders.BERLIN[0],
-        lng=builders.BERLIN[1],
-    )
+    builders.alexanderplatz(organization, "Alexanderplatz 1, 10178 Berlin")
     body = resolve(client, "alexanderplatz 1 10178 BERLIN").json()
     assert (body["zone"]["name"], body["confidence"]) == ("Mitte", "high")
 
 
 def test_postal_code_only_match_is_medium_even_deep_inside(client, organization, mitte):
-    builders.place(
-        organization,
-        "Alexanderplatz 1",
-        postal_code="10178",
-        locality="Berlin",
-        lat=builders.BERLIN[0],
-        lng=builders.BERLIN[1],
-    )
+    builders.alexanderplatz(organization)
     body = resolve(client, "Karl-Liebknecht-Straße 9, 10178 Berlin").json()
     assert (body["zone"]["name"], body["confidence"]) == ("Mitte", "medium")
     assert body["coordinates"] == {"lat": builders.BERLIN[0], "lng": builders.BERLIN[1]}

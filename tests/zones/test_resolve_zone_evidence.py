@@ -103,14 +103,7 @@ def test_nothing_else_within_5_km_is_null(client, organization, mitte):
 
 
 def test_an_approximate_geocode_says_so(client, organization, mitte):
-    builders.place(
-        organization,
-        "Alexanderplatz 1",
-        postal_code="10178",
-        locality="Berlin",
-        lat=builders.BERLIN[0],
-        lng=builders.BERLIN[1],
-    )
+    builders.alexanderplatz(organization)
     body = evidence_of(client, "Karl-Liebknecht-Straße 9, 10178 Berlin")
     assert body["confidence"] == "medium"
     assert body["evidence"]["geocoderPrecision"] == "approximate"

@@ -223,8 +223,7 @@ def test_unknown_template_comes_first(client, template):
         None,
         builders.MONDAY,
         deliverySlotTemplateId="5f1c0a8e-0000-4000-8000-000000000000",
-        dropoffLat=builders.HAMBURG[0],
-        dropoffLng=builders.HAMBURG[1],
+        **builders.DROPOFF_OUTSIDE,
     )
     assert_error(response, 404, "Slot not found")
 
@@ -255,8 +254,7 @@ def test_weekday_mismatch_comes_before_cutoff_zone_and_capacity(client, template
         client,
         template,
         past_monday,
-        dropoffLat=builders.HAMBURG[0],
-        dropoffLng=builders.HAMBURG[1],
+        **builders.DROPOFF_OUTSIDE,
         ref="X",
     )
     assert_error(response, 400, "Delivery slot date does not match the slot's day of week")
@@ -269,8 +267,7 @@ def test_cutoff_comes_before_zone_and_capacity(client, template):
             client,
             template,
             builders.SUNDAY,
-            dropoffLat=builders.HAMBURG[0],
-            dropoffLng=builders.HAMBURG[1],
+            **builders.DROPOFF_OUTSIDE,
             ref="X",
         )
     assert_error(response, 400, "Booking cutoff has passed for this slot")
@@ -282,8 +279,7 @@ def test_dropoff_outside_the_zone_comes_before_capacity(client, template):
         client,
         template,
         builders.SUNDAY,
-        dropoffLat=builders.HAMBURG[0],
-        dropoffLng=builders.HAMBURG[1],
+        **builders.DROPOFF_OUTSIDE,
         ref="X",
     )
     assert_error(response, 400, "Dropoff location is outside the delivery zone")

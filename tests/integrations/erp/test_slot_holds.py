@@ -163,7 +163,7 @@ def test_a_hold_is_refused_as_a_create_is(
     elif case == "weekday":
         day = builders.MONDAY
     elif case == "dropoff outside":
-        overrides = {"dropoffLat": builders.HAMBURG[0], "dropoffLng": builders.HAMBURG[1]}
+        overrides = builders.DROPOFF_OUTSIDE
     elif case == "past date":
         day = builders.SUNDAY - timedelta(days=7)
     elif case == "after cutoff":
@@ -335,8 +335,7 @@ def test_a_hold_booking_still_checks_the_dropoff(client, template):
         template,
         builders.SUNDAY,
         holdId=hold_id,
-        dropoffLat=builders.HAMBURG[0],
-        dropoffLng=builders.HAMBURG[1],
+        **builders.DROPOFF_OUTSIDE,
     )
     assert_error(response, 400, "Dropoff location is outside the delivery zone")
 
