@@ -163,14 +163,19 @@ def test_the_same_external_ref_in_another_organization_is_fine(client, mitte, ot
 NO_COORDINATES = {"pickupLat": ..., "pickupLng": ..., "dropoffLat": ..., "dropoffLng": ...}
 
 
-def test_geocode_on_ingest_fills_missing_coordinates(client, mitte):
-    response = builders.create_order(
+def geocoded_order(client, pickup_address: str, dropoff_address: str):
+    """Creates an order with `geocodeOnIngest` and addresses only."""
+    return builders.create_order(
         client,
         geocodeOnIngest=True,
         **NO_COORDINATES,
-        pickupAddress="52.53,13.45",
-        dropoffAddress="52.52,13.40",
+        pickupAddress=pickup_address,
+        dropoffAddress=dropoff_address,
     )
+
+
+def test_geocode_on_ingest_fills_missing_coordinates(client, mitte):
+    response = geocoded_order(client, "52.53,13.45", "52.52,13.40")
 
     assert response.status_code == 201, response.content
     body = response.json()
@@ -200,13 +205,7 @@ def test_address_that_cannot_be_geocoded_is_400_naming_the_field(client, mitte):
 
 
 def test_both_addresses_failing_to_geocode_are_both_named(client, mitte):
-    response = builders.create_order(
-        client,
-        geocodeOnIngest=True,
-        **NO_COORDINATES,
-        pickupAddress="Unknown pickup place",
-        dropoffAddress="Unknown dropoff place",
-    )
+    response = geocoded_order(client, "Unknown pickup place", "Unknown dropoff place")
 
     assert_error(
         response, 400, ["Could not geocode pickupAddress", "Could not geocode dropoffAddress"]

@@ -28,6 +28,17 @@ def only_delivery(organization) -> Delivery:
     return Delivery.objects.select_related("event").get(organization=organization)
 
 
+def failed_through_the_schedule(organization, clock) -> Delivery:
+    """Emits order.created and attempts its delivery at each time of the schedule from T0 (the
+    receiver is down or answers 5xx: it ends failed); returns the delivery as first read."""
+    emit_order_created(organization)
+    delivery = only_delivery(organization)
+    for offset in (0, 60, 300, 1800, 7200):
+        clock.move_to(T0 + timedelta(seconds=offset))
+        tasks.deliver(str(delivery.id))
+    return delivery
+
+
 def test_partner_webhook_is_signed_with_the_webhook_secret(organization, receiver):
     issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=False):
@@ -300,11 +311,7 @@ def test_redeliver_starts_a_new_round_to_the_current_url(organization, receiver,
     issued = builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/old")
     receiver.statuses = [200]
     with time_machine.travel(T0, tick=False) as clock:
-        emit_order_created(organization)
-        delivery = only_delivery(organization)
-        for offset in (0, 60, 300, 1800, 7200):
-            clock.move_to(T0 + timedelta(seconds=offset))
-            tasks.deliver(str(delivery.id))
+        delivery = failed_through_the_schedule(organization, clock)
         assert only_delivery(organization).status == DeliveryStatus.FAILED
 
         api_key_update(api_key=issued.api_key, webhook_url=receiver.url)
@@ -325,11 +332,7 @@ def test_redeliver_starts_a_new_round_to_the_current_url(organization, receiver,
 def test_a_redelivered_delivery_gets_the_full_schedule_again(organization):
     builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/down")
     with time_machine.travel(T0, tick=False) as clock:
-        emit_order_created(organization)
-        delivery = only_delivery(organization)
-        for offset in (0, 60, 300, 1800, 7200):
-            clock.move_to(T0 + timedelta(seconds=offset))
-            tasks.deliver(str(delivery.id))
+        delivery = failed_through_the_schedule(organization, clock)
         start = T0 + timedelta(days=2)
         clock.move_to(start)
         services.delivery_redeliver(delivery=delivery)

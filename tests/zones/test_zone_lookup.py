@@ -12,6 +12,15 @@ from zones.models import SLOT_PURPOSES, Zone, ZonePurpose
 pytestmark = pytest.mark.django_db
 
 
+def at_berlin(organization) -> dict:
+    """The keyword arguments of a lookup of Alexanderplatz among `organization`'s zones."""
+    return {
+        "organization_id": organization.id,
+        "lat": builders.BERLIN[0],
+        "lng": builders.BERLIN[1],
+    }
+
+
 @pytest.fixture
 def nested(organization):
     """Three zones around Alexanderplatz: 4 km (both), 2 km (slot), 400 m (dispatch)."""
@@ -65,11 +74,7 @@ def test_purposes_filter(organization, nested):
 
 def test_disabled_zones_only_on_request(organization, nested):
     services.zone_update(zone=nested["small"], enabled=False)
-    point = {
-        "organization_id": organization.id,
-        "lat": builders.BERLIN[0],
-        "lng": builders.BERLIN[1],
-    }
+    point = at_berlin(organization)
     assert names(selectors.zones_containing_point(**point)) == ["Middle", "Big"]
     assert names(selectors.zones_containing_point(**point, enabled_only=False)) == [
         "Small",
@@ -152,11 +157,7 @@ def test_a_warm_index_costs_no_query(
             f"Z{i}",
             builders.box(*centre, width_m=400, height_m=400),
         )
-    lookup = {
-        "organization_id": organization.id,
-        "lat": builders.BERLIN[0],
-        "lng": builders.BERLIN[1],
-    }
+    lookup = at_berlin(organization)
     assert selectors.zone_containing_point(**lookup).name == "Z0"
     with django_assert_num_queries(0):
         assert selectors.zone_containing_point(**lookup).name == "Z0"
@@ -171,11 +172,7 @@ def test_a_version_bump_by_another_process_rebuilds_the_index(
         "Z",
         builders.box(*builders.BERLIN, width_m=400, height_m=400),
     )
-    lookup = {
-        "organization_id": organization.id,
-        "lat": builders.BERLIN[0],
-        "lng": builders.BERLIN[1],
-    }
+    lookup = at_berlin(organization)
     assert selectors.zone_containing_point(**lookup) == zone
     # Another process moves the zone: the row changes and the version in Redis is replaced,
     # but this process's memory is untouched.
@@ -197,11 +194,7 @@ def test_a_lost_version_rebuilds_the_index(organization, django_capture_on_commi
         "Z",
         builders.box(*builders.BERLIN, width_m=400, height_m=400),
     )
-    lookup = {
-        "organization_id": organization.id,
-        "lat": builders.BERLIN[0],
-        "lng": builders.BERLIN[1],
-    }
+    lookup = at_berlin(organization)
     assert selectors.zone_containing_point(**lookup) == zone
     Zone.objects.filter(pk=zone.pk).update(enabled=False)
     cache.clear()  # Redis flushed or evicted: a fresh version is made, never the old one again
@@ -212,11 +205,7 @@ def test_uncommitted_changes_are_seen_but_not_cached(organization, django_assert
     # Inside the open test transaction the zone is visible to this connection only; its index
     # must not outlive a rollback, so each lookup rebuilds.
     builders.zone(organization, "Z", builders.box(*builders.BERLIN, width_m=400, height_m=400))
-    lookup = {
-        "organization_id": organization.id,
-        "lat": builders.BERLIN[0],
-        "lng": builders.BERLIN[1],
-    }
+    lookup = at_berlin(organization)
     for _ in range(2):
         with django_assert_num_queries(1):
             assert selectors.zone_containing_point(**lookup).name == "Z"

@@ -3,13 +3,21 @@
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date
+from datetime import date, timedelta
 
 import requests
+from django.utils import timezone
 
 from tests import builders
 
 ORDERS = "/api/integrations/erp/orders"
+
+
+def erp_tenant(name: str) -> tuple:
+    """A new organization `name`, its ERP key's value, a slot zone, and a date a week ahead."""
+    organization = builders.organization(name)
+    key = builders.api_key(organization, "erp").value
+    return organization, key, builders.slot_zone(organization), timezone.now().date() + timedelta(7)
 
 
 def json_request(url: str, key: str, method: str, body: dict | None = None) -> tuple[int, dict]:

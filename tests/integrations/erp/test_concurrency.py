@@ -2,16 +2,13 @@
 requests to a live server (`parallel_server`), each served by its own thread and database
 connection, all started together."""
 
-from datetime import timedelta
-
 import pytest
-from django.utils import timezone
 
 from integrations.models import Order
 from slots.models import SlotBooking, SlotDay
 from slots.occurrences import day_of_week
 from tests import builders
-from tests.integrations.erp.parallel import ORDERS, all_at_once, booking, json_request
+from tests.integrations.erp.parallel import ORDERS, all_at_once, booking, erp_tenant, json_request
 
 pytestmark = pytest.mark.django_db(
     transaction=True
@@ -21,11 +18,7 @@ pytestmark = pytest.mark.django_db(
 @pytest.fixture
 def setting():
     """An organization, its ERP key, a zone, and a delivery date a week ahead."""
-    organization = builders.organization("Parallel Parcels")
-    key = builders.api_key(organization, "erp").value
-    zone = builders.slot_zone(organization)
-    day = timezone.now().date() + timedelta(days=7)
-    return organization, key, zone, day
+    return erp_tenant("Parallel Parcels")
 
 
 def test_40_concurrent_bookings_of_a_slot_of_capacity_5_make_exactly_5_orders(

@@ -2,8 +2,6 @@
 served by a live server, a thread and a database connection per request, all released together.
 Holds take places on the same row lock as bookings, so capacity holds for both."""
 
-from datetime import timedelta
-
 import pytest
 from django.utils import timezone
 
@@ -11,7 +9,7 @@ from integrations.models import Order
 from slots.models import SlotBooking, SlotDay, SlotHold
 from slots.occurrences import day_of_week
 from tests import builders
-from tests.integrations.erp.parallel import ORDERS, all_at_once, booking, json_request
+from tests.integrations.erp.parallel import ORDERS, all_at_once, booking, erp_tenant, json_request
 
 pytestmark = pytest.mark.django_db(
     transaction=True
@@ -23,10 +21,7 @@ HOLDS = "/api/integrations/erp/slot-holds"
 @pytest.fixture
 def slot():
     """An ERP key and a slot of capacity 5 a week ahead."""
-    organization = builders.organization("Parallel Holds")
-    key = builders.api_key(organization, "erp").value
-    zone = builders.slot_zone(organization)
-    day = timezone.now().date() + timedelta(days=7)
+    organization, key, zone, day = erp_tenant("Parallel Holds")
     template = builders.slot_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
     return organization, key, zone, template, day
 
