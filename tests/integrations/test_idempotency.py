@@ -182,10 +182,14 @@ def test_malformed_idempotency_key_is_400(client, key):
     assert_error(response, 400, ["Idempotency-Key must be 1 to 255 printable ASCII characters"])
 
 
+def posted_25_hours_ago(client, key: str):
+    with time_machine.travel(timezone.now() - timedelta(hours=25), tick=False):
+        return post(client, builders.partner_order(), key)
+
+
 @pytest.mark.django_db
 def test_keys_expire_after_24_hours(client):
-    with time_machine.travel(timezone.now() - timedelta(hours=25), tick=False):
-        assert post(client, builders.partner_order(), "old-key").status_code == 201
+    assert posted_25_hours_ago(client, "old-key").status_code == 201
     assert post(client, builders.partner_order(externalRef="PO-2"), "fresh-key").status_code == 201
 
     assert expire_idempotency_keys() == 1
@@ -195,8 +199,7 @@ def test_keys_expire_after_24_hours(client):
 
 @pytest.mark.django_db
 def test_an_expired_key_not_yet_swept_is_a_new_key(client):
-    with time_machine.travel(timezone.now() - timedelta(hours=25), tick=False):
-        assert post(client, builders.partner_order(), "key-1").status_code == 201
+    assert posted_25_hours_ago(client, "key-1").status_code == 201
 
     response = post(client, builders.partner_order(externalRef="PO-2"), "key-1")
 

@@ -73,6 +73,15 @@ def connects_to(firewall, port: int) -> list[tuple[str, int]]:
     return [connect for connect in firewall.connects if connect[1] == port]
 
 
+def erp_key_with_hook(provisioning_client, organization, webhook_url: str):
+    """Provisions an ERP key of `organization` sending its webhooks to `webhook_url`."""
+    return provisioning_client.post(
+        keys_url(organization),
+        {"name": "ERP", "platform": "erp", "webhookUrl": webhook_url},
+        format="json",
+    )
+
+
 @pytest.fixture
 def production(settings):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
@@ -83,11 +92,7 @@ def test_a_host_resolving_to_a_non_public_address_is_refused(
     provisioning_client, organization, production, resolver, firewall, address
 ):
     resolver.answers = [[address]]
-    response = provisioning_client.post(
-        keys_url(organization),
-        {"name": "ERP", "platform": "erp", "webhookUrl": f"https://{STUB_HOST}/hook"},
-        format="json",
-    )
+    response = erp_key_with_hook(provisioning_client, organization, f"https://{STUB_HOST}/hook")
     assert_error(response, 400, NOT_PUBLIC)
     assert connects_to(firewall, 443) == []  # checked, never contacted
 
@@ -97,11 +102,7 @@ def test_a_non_public_address_literal_is_refused(
     provisioning_client, organization, production, firewall, address
 ):
     host = f"[{address}]" if ":" in address else address
-    response = provisioning_client.post(
-        keys_url(organization),
-        {"name": "ERP", "platform": "erp", "webhookUrl": f"http://{host}:8080/hook"},
-        format="json",
-    )
+    response = erp_key_with_hook(provisioning_client, organization, f"http://{host}:8080/hook")
     assert_error(response, 400, NOT_PUBLIC)
     assert connects_to(firewall, 8080) == []
 
@@ -111,22 +112,14 @@ def test_a_globally_routable_address_is_accepted(
     provisioning_client, organization, production, resolver, firewall, address
 ):
     resolver.answers = [[address]]
-    response = provisioning_client.post(
-        keys_url(organization),
-        {"name": "ERP", "platform": "erp", "webhookUrl": f"https://{STUB_HOST}/hook"},
-        format="json",
-    )
+    response = erp_key_with_hook(provisioning_client, organization, f"https://{STUB_HOST}/hook")
     assert response.status_code == 201, response.content
     assert connects_to(firewall, 443) == []
 
 
 def test_every_answer_must_be_public(provisioning_client, organization, production, resolver):
     resolver.answers = [[PUBLIC, "10.0.0.7"]]
-    response = provisioning_client.post(
-        keys_url(organization),
-        {"name": "ERP", "platform": "erp", "webhookUrl": f"https://{STUB_HOST}/hook"},
-        format="json",
-    )
+    response = erp_key_with_hook(provisioning_client, organization, f"https://{STUB_HOST}/hook")
     assert_error(response, 400, NOT_PUBLIC)
 
 
@@ -171,11 +164,7 @@ def test_update_to_a_non_public_address_is_refused(
     provisioning_client, organization, production, resolver
 ):
     resolver.answers = [[PUBLIC], ["10.0.0.7"]]
-    created = provisioning_client.post(
-        keys_url(organization),
-        {"name": "ERP", "platform": "erp", "webhookUrl": f"https://{STUB_HOST}/a"},
-        format="json",
-    )
+    created = erp_key_with_hook(provisioning_client, organization, f"https://{STUB_HOST}/a")
     assert created.status_code == 201, created.content
     response = provisioning_client.post(
         f"{keys_url(organization)}/{created.json()['id']}",

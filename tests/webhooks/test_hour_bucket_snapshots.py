@@ -27,6 +27,20 @@ def deliver_pending(organization) -> None:
         assert tasks.deliver(str(delivery.id)) is True
 
 
+def harbour(organization):
+    """A slot zone in the organization's default time zone."""
+    return builders.zone(
+        organization, "Harbour", builders.SQUARE, timezone_name=None, purpose="slot"
+    )
+
+
+def template_at_8(zone, day_of_week: int):
+    """A template at 08:00 on `day_of_week`, the rest from the slot policy's defaults."""
+    return builders.slot_template(
+        zone, day_of_week=day_of_week, start=time(8), duration=None, cutoff=None, capacity=None
+    )
+
+
 def updated_at(request) -> datetime:
     return datetime.fromisoformat(request.json["payload"]["updatedAt"])
 
@@ -36,16 +50,10 @@ def test_a_newer_slots_change_after_delivery_arrives_with_the_same_id_and_a_late
 ):
     builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
-        zone = builders.zone(
-            organization, "Harbour", builders.SQUARE, timezone_name=None, purpose="slot"
-        )
-        builders.slot_template(
-            zone, day_of_week=0, start=time(8), duration=None, cutoff=None, capacity=None
-        )
+        zone = harbour(organization)
+        template_at_8(zone, 0)
         deliver_pending(organization)
-        builders.slot_template(
-            zone, day_of_week=1, start=time(8), duration=None, cutoff=None, capacity=None
-        )
+        template_at_8(zone, 1)
         deliver_pending(organization)
 
     first, second = [r for r in receiver.requests if r.json["event"] == "erp.slots.updated"]
@@ -61,9 +69,7 @@ def test_a_newer_zone_change_after_delivery_arrives_with_the_same_id_and_a_later
 ):
     builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
-        zone = builders.zone(
-            organization, "Harbour", builders.SQUARE, timezone_name=None, purpose="slot"
-        )
+        zone = harbour(organization)
         deliver_pending(organization)
         zone_services.zone_update(zone=zone, enabled=False)
         deliver_pending(organization)
@@ -77,16 +83,10 @@ def test_a_newer_zone_change_after_delivery_arrives_with_the_same_id_and_a_later
 def test_changes_merged_into_an_unsent_snapshot_carry_the_latest_updated_at(organization, receiver):
     builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
-        zone = builders.zone(
-            organization, "Harbour", builders.SQUARE, timezone_name=None, purpose="slot"
-        )
-        builders.slot_template(
-            zone, day_of_week=0, start=time(8), duration=None, cutoff=None, capacity=None
-        )
+        zone = harbour(organization)
+        template_at_8(zone, 0)
         before = datetime.now(UTC)
-        builders.slot_template(
-            zone, day_of_week=1, start=time(8), duration=None, cutoff=None, capacity=None
-        )
+        template_at_8(zone, 1)
         deliver_pending(organization)
 
     (snapshot,) = [r for r in receiver.requests if r.json["event"] == "erp.slots.updated"]

@@ -260,28 +260,20 @@ def test_weekday_mismatch_comes_before_cutoff_zone_and_capacity(client, template
     assert_error(response, 400, "Delivery slot date does not match the slot's day of week")
 
 
+def book_outside_the_zone(client, template):
+    return builders.book(client, template, builders.SUNDAY, ref="X", **builders.DROPOFF_OUTSIDE)
+
+
 def test_cutoff_comes_before_zone_and_capacity(client, template):
     _fill(client, template, builders.SUNDAY)
     with time_machine.travel(datetime(2030, 1, 6, 5, 0, tzinfo=UTC), tick=False):
-        response = builders.book(
-            client,
-            template,
-            builders.SUNDAY,
-            **builders.DROPOFF_OUTSIDE,
-            ref="X",
-        )
+        response = book_outside_the_zone(client, template)
     assert_error(response, 400, "Booking cutoff has passed for this slot")
 
 
 def test_dropoff_outside_the_zone_comes_before_capacity(client, template):
     _fill(client, template, builders.SUNDAY)
-    response = builders.book(
-        client,
-        template,
-        builders.SUNDAY,
-        **builders.DROPOFF_OUTSIDE,
-        ref="X",
-    )
+    response = book_outside_the_zone(client, template)
     assert_error(response, 400, "Dropoff location is outside the delivery zone")
 
 
