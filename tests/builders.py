@@ -253,25 +253,12 @@ def zone_row(
     )
 
 
-def place(
-    organization: Organization,
-    address: str,
-    *,
-    lat: float = 52.5,
-    lng: float = 13.4,
-    postal_code: str = "",
-    locality: str = "",
-) -> Place:
-    """A gazetteer address of `organization` (contract "Geocoding and resolve-zone")."""
+def place(organization: Organization, address: str, **fields) -> Place:
+    """A gazetteer address of `organization` (contract "Geocoding and resolve-zone"); `fields`:
+    lat and lng (52.5, 13.4 unless told), postal_code and locality (empty unless told)."""
+    fields = {"postal_code": "", "locality": "", "lat": 52.5, "lng": 13.4, **fields}
     return zone_services.place_save(
-        place=Place(
-            organization=organization,
-            address=address,
-            postal_code=postal_code,
-            locality=locality,
-            lat=lat,
-            lng=lng,
-        )
+        place=Place(organization=organization, address=address, **fields)
     )
 
 
@@ -305,13 +292,12 @@ def slot_template(
     if isinstance(start, str):
         hours, minutes = (int(part) for part in start.split(":"))
         start = time(hours, minutes)
+    fields = {"duration_minutes": duration, "cutoff_minutes": cutoff, **fields}
     return slot_services.slot_template_create(
         organization=zone.organization,
         zone=zone,
         day_of_week=day_of_week,
         start_time=start,
-        duration_minutes=duration,
-        cutoff_minutes=cutoff,
         vehicle_capacity=vehicle_capacity,
         **fields,
     )
