@@ -146,6 +146,12 @@ def committed_zone(django_capture_on_commit_callbacks, organization, name, geoda
         return builders.zone(organization, name, geodata)
 
 
+def committed_z(django_capture_on_commit_callbacks, organization):
+    """A 400 m x 400 m zone "Z" on Alexanderplatz, committed."""
+    geodata = builders.box(*builders.BERLIN, width_m=400, height_m=400)
+    return committed_zone(django_capture_on_commit_callbacks, organization, "Z", geodata)
+
+
 def test_a_warm_index_costs_no_query(
     organization, django_capture_on_commit_callbacks, django_assert_num_queries
 ):
@@ -166,12 +172,7 @@ def test_a_warm_index_costs_no_query(
 def test_a_version_bump_by_another_process_rebuilds_the_index(
     organization, django_capture_on_commit_callbacks, django_assert_num_queries
 ):
-    zone = committed_zone(
-        django_capture_on_commit_callbacks,
-        organization,
-        "Z",
-        builders.box(*builders.BERLIN, width_m=400, height_m=400),
-    )
+    zone = committed_z(django_capture_on_commit_callbacks, organization)
     lookup = at_berlin(organization)
     assert selectors.zone_containing_point(**lookup) == zone
     # Another process moves the zone: the row changes and the version in Redis is replaced,
@@ -188,12 +189,7 @@ def test_a_version_bump_by_another_process_rebuilds_the_index(
 
 
 def test_a_lost_version_rebuilds_the_index(organization, django_capture_on_commit_callbacks):
-    zone = committed_zone(
-        django_capture_on_commit_callbacks,
-        organization,
-        "Z",
-        builders.box(*builders.BERLIN, width_m=400, height_m=400),
-    )
+    zone = committed_z(django_capture_on_commit_callbacks, organization)
     lookup = at_berlin(organization)
     assert selectors.zone_containing_point(**lookup) == zone
     Zone.objects.filter(pk=zone.pk).update(enabled=False)
