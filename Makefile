@@ -1,5 +1,5 @@
 # The verbs people use. `make run` and `make test` are the README's two commands.
-.PHONY: run test lint demo bench scale manage faults
+.PHONY: run test lint demo bench scale manage faults screenshots
 
 run:
 	scripts/run.sh
@@ -22,6 +22,12 @@ demo:
 
 manage:
 	.venv/bin/python manage.py $(ARGS)
+
+# Rewrites docs/tracking.png and docs/admin.png (the README shows them) from the real-browser tests;
+# a normal test run never writes to docs/.
+screenshots:
+	scripts/bootstrap.sh dev
+	UPDATE_SCREENSHOTS=1 .venv/bin/pytest tests/tracking/test_tracking_browser.py tests/tenants/test_admin_browser.py -q $(ARGS)
 
 # Fault-injection tests (docs/faults.md): real gunicorn, Celery worker and beat against their own
 # throwaway PostgreSQL and Redis; the shared ones on 5432/6379 are never touched.

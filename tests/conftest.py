@@ -1,19 +1,17 @@
-"""Shared fixtures: real PostgreSQL and Redis, named actors, and helpers for the contract."""
-
-import itertools
+"""Shared fixtures: real PostgreSQL and Redis, named actors (made by tests/builders.py), and the
+contract's error check."""
 
 import pytest
+import time_machine
 from django.conf import settings
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from tenants.models import Organization
-from tenants.services import IssuedApiKey, api_key_create, organization_create
+from tests import builders
 
 # The real-browser fixtures (chromium, playwright, browser) for every folder that needs them.
 pytest_plugins = ["tests.core.browser"]
-
-_sequence = itertools.count(1)
 
 
 @pytest.fixture(autouse=True)
@@ -30,8 +28,34 @@ def _allow_loopback_webhooks(settings):
 
 
 @pytest.fixture
+def fast_password_hashing(settings):
+    # Logging in hashes the password; PBKDF2's deliberate slowness buys nothing in tests.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def no_rate_limits(settings):
+    # For tests that send many requests with one key; the limiter has its own tests.
+    settings.RATELIMIT_ENABLE = False
+
+
+@pytest.fixture
+def traveller():
+    """Time frozen at builders.NOW (opt in with `usefixtures("traveller")`); moves with
+    `traveller.move_to`."""
+    with time_machine.travel(builders.NOW, tick=False) as traveller:
+        yield traveller
+
+
+@pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def manager(organization) -> APIClient:
+    """A management API client (bearer token) of an admin of `organization`."""
+    return builders.manager_client(organization)
 
 
 @pytest.fixture
@@ -41,34 +65,14 @@ def provisioning_client() -> APIClient:
     return client
 
 
-def make_organization(name: str | None = None) -> Organization:
-    n = next(_sequence)
-    return organization_create(name=name or f"Org {n}")
-
-
-def make_api_key(organization: Organization, platform: str = "partner_a", **kwargs) -> IssuedApiKey:
-    return api_key_create(
-        organization=organization,
-        name=kwargs.pop("name", f"{platform} key"),
-        platform=platform,
-        **kwargs,
-    )
-
-
 @pytest.fixture
 def organization(db) -> Organization:
-    return make_organization("Acme Deliveries")
+    return builders.organization("Acme Deliveries")
 
 
 @pytest.fixture
 def other_organization(db) -> Organization:
-    return make_organization("Globex Logistics")
-
-
-def key_client(issued: IssuedApiKey) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_X_API_KEY=issued.value)
-    return client
+    return builders.organization("Globex Logistics")
 
 
 def assert_error(response, status: int, message=None):

@@ -1,14 +1,13 @@
 """Real-browser tests: headless Chromium from Debian's packages, driven by Playwright.
 
 A pytest plugin (loaded by tests/conftest.py): the fixtures `chromium`, `playwright` and
-`browser`, and `launch` for a browser with extra flags. Chromium is installed with apt-get when it
-is missing (as root); a test skips, saying why, only where that cannot be done. Playwright drives
-that Chromium: `playwright install` (a download of its own) is never used.
+`browser`, and `launch` for a browser with extra flags. Chromium is installed by the test script
+(scripts/test.sh, with apt-get as root) before pytest starts; where it is missing the browser
+tests skip, saying why. Playwright drives that Chromium: `playwright install` (a download of its
+own) is never used.
 """
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,40 +24,15 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _apt_get(*args: str, timeout: int) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["apt-get", "-o", "DPkg::Lock::Timeout=300", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        check=False,
-    )
-
-
-def _install_chromium() -> str:
-    """Installs Debian's chromium package; returns what went wrong when CHROMIUM is still absent."""
-    if shutil.which("apt-get") is None:
-        return "apt-get is not available"
-    if os.geteuid() != 0:
-        return "installing it needs root (apt-get install -y chromium)"
-    try:
-        _apt_get("update", timeout=600)
-        result = _apt_get("install", "-y", "chromium", timeout=1200)
-    except subprocess.TimeoutExpired:
-        return "apt-get install -y chromium timed out"
-    if result.returncode != 0:
-        last_lines = " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
-        return f"apt-get install -y chromium failed: {last_lines}"
-    return f"apt-get installed the chromium package, but there is no {CHROMIUM}"
-
-
 @pytest.fixture(scope="session")
 def chromium() -> Path:
     if not CHROMIUM.exists():
-        reason = _install_chromium()
-        if not CHROMIUM.exists():
-            pytest.skip(f"Chromium not found at {CHROMIUM} and could not be installed: {reason}")
+        # Installing is the test script's work (scripts/test.sh), never a fixture's.
+        pytest.skip(
+            f"Chromium not found at {CHROMIUM}: install Debian's package "
+            "(apt-get install -y chromium, as scripts/test.sh does as root) "
+            "or set CHROMIUM_PATH"
+        )
     return CHROMIUM
 
 

@@ -7,8 +7,7 @@ import pytest
 
 from delivery.queries import CompiledQuery, Param
 from integrations.models import Order, OrderFamily
-from tests.conftest import make_organization
-from tests.integrations.helpers import make_zone, order_body, partner_client
+from tests import builders
 
 pytestmark = pytest.mark.django_db
 
@@ -27,12 +26,12 @@ ORDER_BY_REF = CompiledQuery(lambda: _queryset(Param("organization_id"), Param("
 
 @pytest.fixture
 def orders(organization):
-    make_zone(organization)
-    client = partner_client(organization)
+    builders.zone(organization)
+    client = builders.partner_client(organization)
     for ref, weight in (("PO-1", 2.5), ("PO-2", None)):
         response = client.post(
             "/api/integrations/partner-a/orders",
-            order_body(externalRef=ref, weightKg=weight if weight is not None else ...),
+            builders.partner_order(externalRef=ref, weightKg=weight if weight is not None else ...),
             format="json",
         )
         assert response.status_code == 201, response.content
@@ -76,7 +75,7 @@ def test_each_run_takes_its_own_values(orders):
 
 
 def test_another_organization_sees_nothing(orders):
-    other = make_organization()
+    other = builders.organization()
 
     assert ORDER_BY_REF.first(organization_id=other.id, external_ref="PO-1") is None
 

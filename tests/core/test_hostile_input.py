@@ -12,7 +12,7 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import make_organization
+from tests import builders
 
 pytestmark = pytest.mark.django_db
 
@@ -77,7 +77,7 @@ ENDPOINTS = [
 
 @pytest.fixture
 def real_org_id():
-    return str(make_organization().id)
+    return str(builders.organization().id)
 
 
 @settings(

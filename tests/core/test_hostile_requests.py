@@ -24,10 +24,10 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from tenants.models import User
+from tests import builders
 from tests.conftest import assert_error
 from tests.core.test_hostile_text import _schema, body_operations
 from tests.core.world import (
-    MITTE_GEODATA,
     World,
     erp_order_body,
     next_weekday,
@@ -155,7 +155,9 @@ def test_deep_json_inside_a_free_form_field_is_stored_or_refused(world, depth):
     database (jsonb) or when the answer is rendered (a RecursionError once, at depth 900).
     Bodies nest at most 64 levels: the body object and 63 in `metadata`."""
     manager = Client(headers={"Authorization": f"Bearer {world.token}"})
-    body = json.dumps({"name": f"Deep {depth}", "geodata": MITTE_GEODATA, "metadata": None})
+    body = json.dumps(
+        {"name": f"Deep {depth}", "geodata": builders.MITTE_GEODATA, "metadata": None}
+    )
     body = body.replace('"metadata": null', f'"metadata": {nested(depth)}')
     response = manager.post(f"{world.manage}/zones", body, content_type="application/json")
     status, messages = deep_outcome(depth)

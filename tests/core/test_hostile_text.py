@@ -21,12 +21,8 @@ from django.test import Client
 
 from integrations.models import Order
 from tenants.models import ApiKey
-from tests.core.world import (
-    MITTE_GEODATA,
-    World,
-    erp_order_body,
-    partner_order_body,
-)
+from tests import builders
+from tests.core.world import World, erp_order_body, partner_order_body
 
 pytestmark = pytest.mark.django_db
 
@@ -277,7 +273,7 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
     ),
     ("post", "/api/manage/organizations/{org_id}/zones"): BodyOperation(
         auth="manager",
-        body=lambda w, n: {"name": f"Zone {unique(n)}", "geodata": MITTE_GEODATA},
+        body=lambda w, n: {"name": f"Zone {unique(n)}", "geodata": builders.MITTE_GEODATA},
         path={"org_id": org},
     ),
     ("patch", "/api/manage/organizations/{org_id}/zones/{zone_id}"): BodyOperation(

@@ -2,11 +2,6 @@
 the due-delivery queue depth; loopback-only or token access; several gunicorn workers."""
 
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,16 +13,15 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from delivery.metrics import webhook_attempt_recorded
-from tests.conftest import make_api_key
+from tests import builders
 from tests.core.world import build_world, erp_order_body, next_weekday, partner_order_body
+from tests.gunicorn import gunicorn_server
 from tests.webhooks.conftest import Receiver
-from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.metrics import DueDeliveriesCollector
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def scrape(client: Client | None = None) -> str:
@@ -209,17 +203,10 @@ def test_webhook_attempts_are_counted_by_outcome(organization, httpserver, setti
     settings.WEBHOOK_RETRY_SCHEDULE = [0, 0]
     receiver = Receiver(url=httpserver.url_for("/hook"), statuses=[500, 500, 200])
     httpserver.expect_request("/hook", method="POST").respond_with_handler(receiver.handle)
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     before = scrape()
     for ref in ("SO-1", "SO-2"):
-        webhook_events.order_event_emit(
-            order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-            organization_id=organization.id,
-            platform="partner_a",
-            event="order.created",
-            status="pending",
-            external_ref=ref,
-        )
+        builders.order_event(organization, ref)
     first, second = Delivery.objects.filter(organization=organization).order_by("created_at")
     tasks.deliver(str(first.id))  # 500: a retry is scheduled
     tasks.deliver(str(first.id))  # 500 on the last attempt of the schedule: failed
@@ -244,55 +231,17 @@ def _pids_with_files(directory: Path) -> set[str]:
     return {name.rsplit("_", 1)[-1] for name in os.listdir(directory) if name.endswith(".db")}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_gunicorn_workers_share_their_counts_in_multiprocess_mode(tmp_path):
     """Two sync workers: every scrape shows the requests all of them served."""
-    log = tmp_path / "gunicorn.log"
+    log = tmp_path / "gunicorn.log"  # written by gunicorn_server
     metrics_dir = tmp_path / "prometheus"
     metrics_dir.mkdir()
     stale = metrics_dir / "counter_999999999.db"  # left by a process of an earlier run
     stale.write_bytes(b"\0" * 16)
-    port = _free_port()
-    database = connection.settings_dict
-    host = f"{database['HOST']}:{database['PORT'] or 5432}"
-    env = {
-        **os.environ,
-        "BIND": f"127.0.0.1:{port}",
-        "WEB_CONCURRENCY": "2",
-        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
-        "DATABASE_URL": f"postgres://{database['USER']}@{host}/{database['NAME']}",
-    }
-    with log.open("wb") as stderr:  # a file, not a pipe nobody reads (a full pipe stalls it)
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "delivery.wsgi:application",
-                "-c",
-                "gunicorn.conf.py",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                requests.get(f"{base}/healthz", timeout=10)
-                break
-            except (requests.ConnectionError, requests.Timeout):
-                assert server.poll() is None, log.read_text(errors="replace")  # it died
-                assert time.monotonic() < deadline, log.read_text(errors="replace")
-                time.sleep(0.2)
+    with gunicorn_server(
+        tmp_path, WEB_CONCURRENCY="2", PROMETHEUS_MULTIPROC_DIR=str(metrics_dir)
+    ) as port:  # one /healthz answered: it is up
+        base = f"http://127.0.0.1:{port}"
         assert not stale.exists()
         sent = 1
         # A new connection per request: until both workers have served some (files of two pids).
@@ -308,6 +257,3 @@ def test_gunicorn_workers_share_their_counts_in_multiprocess_mode(tmp_path):
             labels = {"method": "GET", "route": "/healthz", "status": "200"}
             assert value(text, "http_requests_total", **labels) == sent
         assert value(text, "webhook_deliveries_due") == 0
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)

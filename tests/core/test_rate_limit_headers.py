@@ -7,7 +7,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import assert_error, key_client, make_api_key
+from tests import builders
+from tests.conftest import assert_error
 from tests.tracking.conftest import make_order
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +30,7 @@ def counter(response) -> tuple[str, int, int]:
 
 def test_api_key_endpoint_states_its_policy_and_counts_down(organization, settings):
     settings.API_RATE_LIMIT = "5/m"
-    client = key_client(make_api_key(organization, "partner_a"))
+    client = builders.key_client(builders.api_key(organization, "partner_a"))
 
     seen = []
     for _ in range(3):
@@ -44,7 +45,7 @@ def test_api_key_endpoint_states_its_policy_and_counts_down(organization, settin
 
 def test_refused_request_has_r_zero_and_retry_after_equal_to_t(organization, settings):
     settings.API_RATE_LIMIT = "2/m"
-    client = key_client(make_api_key(organization, "partner_a"))
+    client = builders.key_client(builders.api_key(organization, "partner_a"))
     for _ in range(2):
         assert client.get(ORDER_404).status_code == 404
 
@@ -60,8 +61,8 @@ def test_refused_request_has_r_zero_and_retry_after_equal_to_t(organization, set
 
 def test_each_key_has_its_own_counter(organization, other_organization, settings):
     settings.API_RATE_LIMIT = "5/m"
-    first = key_client(make_api_key(organization, "partner_a"))
-    second = key_client(make_api_key(other_organization, "partner_a"))
+    first = builders.key_client(builders.api_key(organization, "partner_a"))
+    second = builders.key_client(builders.api_key(other_organization, "partner_a"))
     first.get(ORDER_404)
     first.get(ORDER_404)
 
@@ -110,7 +111,7 @@ def test_unauthenticated_and_unrated_requests_carry_no_fields(api_client, organi
 
 def test_switched_off_limits_report_nothing(organization, settings):
     settings.RATELIMIT_ENABLE = False
-    response = key_client(make_api_key(organization, "partner_a")).get(ORDER_404)
+    response = builders.key_client(builders.api_key(organization, "partner_a")).get(ORDER_404)
 
     assert response.status_code == 404
     assert "RateLimit" not in response
@@ -119,7 +120,7 @@ def test_switched_off_limits_report_nothing(organization, settings):
 @pytest.mark.django_db(transaction=True)
 def test_fields_cross_a_real_socket(live_server, organization, settings):
     settings.API_RATE_LIMIT = "1/m"
-    issued = make_api_key(organization, "partner_a")
+    issued = builders.api_key(organization, "partner_a")
 
     address = urlsplit(live_server.url)
 

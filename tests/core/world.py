@@ -13,11 +13,8 @@ from django.core import mail
 from rest_framework.test import APIClient
 
 from tenants.models import Membership, Organization, User
-from tests.conftest import make_api_key, make_organization
-from tests.integrations.helpers import MITTE, MITTE_GEODATA, PASSWORD, order_body
+from tests import builders
 from webhooks.models import Delivery
-from zones.models import Place
-from zones.services import place_save
 
 #: nothing listens there; deliveries stay pending (no worker runs in these tests)
 WEBHOOK_URL = "http://127.0.0.1:9/hooks"
@@ -68,20 +65,20 @@ def build_world(name: str | None = None) -> World:
     """An organization with keys of every platform, a manager, a zone with a blackout date, a
     slot template, a driver, a partner order, an ERP order, webhook deliveries and an admin with
     a pending invite."""
-    organization = make_organization(name)
+    organization = builders.organization(name)
     n = organization.slug
-    admin = User.objects.create_user(email=f"admin-{n}@example.com", password=PASSWORD)
+    admin = User.objects.create_user(email=f"admin-{n}@example.com", password=builders.PASSWORD)
     Membership.objects.create(
         organization=organization, user=admin, org_role="admin", is_active=True
     )
     login = APIClient().post(
         "/api/auth/token",
-        {"email": admin.email, "password": PASSWORD},
+        {"email": admin.email, "password": builders.PASSWORD},
         format="json",
     )
     world = World(organization=organization, admin=admin, token=_created(login)["token"])
     for platform in PLATFORMS:
-        issued = make_api_key(organization, platform, webhook_url=WEBHOOK_URL)
+        issued = builders.api_key(organization, platform, webhook_url=WEBHOOK_URL)
         world.keys[platform] = issued.value
         world.key_ids[platform] = str(issued.api_key.id)
     manager = world.manager()
@@ -93,7 +90,7 @@ def build_world(name: str | None = None) -> World:
                 "name": f"Mitte {n}",
                 "purpose": "both",
                 "timezone": "Europe/Berlin",
-                "geodata": MITTE_GEODATA,
+                "geodata": builders.MITTE_GEODATA,
             },
             format="json",
         )
@@ -148,8 +145,8 @@ def build_world(name: str | None = None) -> World:
             {
                 "deliverySlotTemplateId": world.ids["template_id"],
                 "deliverySlotDate": world.ids["slot_date"],
-                "dropoffLat": order_body()["dropoffLat"],
-                "dropoffLng": order_body()["dropoffLng"],
+                "dropoffLat": builders.partner_order()["dropoffLat"],
+                "dropoffLng": builders.partner_order()["dropoffLng"],
             },
             format="json",
         )
@@ -167,15 +164,13 @@ def build_world(name: str | None = None) -> World:
     assert delivery is not None, "creating orders leaves webhook deliveries"
     world.ids["delivery_id"] = str(delivery.id)
 
-    place = place_save(
-        place=Place(
-            organization=organization,
-            address=f"Alexanderplatz 1 {n}",
-            postal_code="10178",
-            locality="Berlin",
-            lat=MITTE[0],
-            lng=MITTE[1],
-        )
+    place = builders.place(
+        organization,
+        f"Alexanderplatz 1 {n}",
+        postal_code="10178",
+        locality="Berlin",
+        lat=builders.MITTE[0],
+        lng=builders.MITTE[1],
     )
     world.ids["place_id"] = str(place.id)
 
@@ -201,19 +196,18 @@ def provisioning_client() -> APIClient:
 
 
 def partner_order_body(ref: str, **overrides) -> dict:
-    """A partner order (tests/integrations/helpers.py `order_body`) with the reference `ref`."""
-    return order_body(externalRef=ref, **overrides)
+    """A partner order (`builders.partner_order`) with the reference `ref`."""
+    return builders.partner_order(externalRef=ref, **overrides)
 
 
 def erp_order_body(ref: str, template_id: str, day: str, **overrides) -> dict:
     """An ERP order: a partner order body that books the slot of `template_id` on `day`."""
-    return order_body(
+    return builders.partner_order(
         externalRef=ref, deliverySlotTemplateId=template_id, deliverySlotDate=day, **overrides
     )
 
 
 __all__ = [
-    "MITTE_GEODATA",
     "World",
     "build_world",
     "erp_order_body",

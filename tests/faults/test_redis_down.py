@@ -12,13 +12,7 @@ import time
 import pytest
 import requests
 
-from tests.faults.infra import (
-    all_event_ids,
-    create_order,
-    delivery_states,
-    seed_tenants,
-    wait_until,
-)
+from tests.faults import infra
 
 pytestmark = pytest.mark.faults
 
@@ -38,17 +32,19 @@ def test_orders_accepted_and_events_delivered_across_a_redis_outage(
 ):
     service = make_service(RATELIMIT_ENABLE="true", API_RATE_LIMIT="600/m")
     service.start()
-    (tenant,) = seed_tenants(service, [receiver.url("/ok/a")])
+    (tenant,) = infra.seed_tenants(service, [receiver.url("/ok/a")])
     for n in range(ORDERS_BEFORE):
-        assert create_order(service, tenant, f"BEFORE-{n}").status_code == 201
-    wait_until(lambda: len(receiver.event_ids()) == ORDERS_BEFORE, timeout=30, what="baseline")
+        assert infra.create_order(service, tenant, f"BEFORE-{n}").status_code == 201
+    infra.wait_until(
+        lambda: len(receiver.event_ids()) == ORDERS_BEFORE, timeout=30, what="baseline"
+    )
 
     redis_server.stop()
     stopped_at = time.monotonic()
     latencies = []
     for n in range(ORDERS_DURING):
         started = time.monotonic()
-        response = create_order(service, tenant, f"DURING-{n}")
+        response = infra.create_order(service, tenant, f"DURING-{n}")
         latencies.append(time.monotonic() - started)
         assert response.status_code == 201, response.text
         time.sleep(0.2)
@@ -65,17 +61,17 @@ def test_orders_accepted_and_events_delivered_across_a_redis_outage(
     redis_server.start()
     restarted_at = time.monotonic()
     outage = restarted_at - stopped_at
-    expected = all_event_ids(postgres, database, tenant.organization_id)
+    expected = infra.all_event_ids(postgres, database, tenant.organization_id)
     assert len(expected) == ORDERS_BEFORE + ORDERS_DURING
-    wait_until(
+    infra.wait_until(
         lambda: receiver.event_ids() >= expected,
         timeout=DELIVERY_BUDGET_SECONDS,
         interval=0.5,
         what="every event to be delivered after Redis came back",
     )
     delivered_after = time.monotonic() - restarted_at
-    wait_until(
-        lambda: delivery_states(postgres, database) == {"delivered": len(expected)},
+    infra.wait_until(
+        lambda: infra.delivery_states(postgres, database) == {"delivered": len(expected)},
         timeout=30,
         what="every delivery recorded as delivered",
     )

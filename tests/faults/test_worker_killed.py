@@ -9,13 +9,7 @@ import time
 
 import pytest
 
-from tests.faults.infra import (
-    all_event_ids,
-    create_order,
-    delivery_states,
-    seed_tenants,
-    wait_until,
-)
+from tests.faults import infra
 
 pytestmark = pytest.mark.faults
 
@@ -33,19 +27,19 @@ def test_worker_killed_mid_delivery_loses_no_event(
     receiver.delay = 0.4  # slow enough that several attempts are on the wire at the kill
     service = make_service(WEBHOOK_TIMEOUT_SECONDS=str(WEBHOOK_TIMEOUT_SECONDS))
     service.start_web()
-    (tenant,) = seed_tenants(service, [receiver.url("/ok/a")])
+    (tenant,) = infra.seed_tenants(service, [receiver.url("/ok/a")])
 
     # A backlog first (the messages wait in Redis), then the worker and beat.
     for n in range(ORDERS):
-        response = create_order(service, tenant, f"KILL-{n}")
+        response = infra.create_order(service, tenant, f"KILL-{n}")
         assert response.status_code == 201, response.text
-    expected = all_event_ids(postgres, database, tenant.organization_id)
+    expected = infra.all_event_ids(postgres, database, tenant.organization_id)
     assert len(expected) == ORDERS
     service.start_worker(CONCURRENCY)
     service.start_beat()
 
     # Kill the worker while it is busy: some delivered, some on the wire, the rest queued.
-    wait_until(lambda: len(receiver.received()) >= 12, timeout=30, what="first deliveries")
+    infra.wait_until(lambda: len(receiver.received()) >= 12, timeout=30, what="first deliveries")
     service.kill("worker")
     killed_at = time.monotonic()
     before_kill = len(receiver.event_ids())
@@ -57,7 +51,7 @@ def test_worker_killed_mid_delivery_loses_no_event(
 
     time.sleep(1)
     service.start_worker(CONCURRENCY)
-    wait_until(
+    infra.wait_until(
         lambda: receiver.event_ids() >= expected,
         timeout=RECOVERY_BUDGET_SECONDS,
         interval=0.5,
@@ -65,8 +59,8 @@ def test_worker_killed_mid_delivery_loses_no_event(
     )
     received_after = time.monotonic() - killed_at
     # The attempts that died with the worker are made again once their claim lapses.
-    wait_until(
-        lambda: delivery_states(postgres, database) == {"delivered": ORDERS},
+    infra.wait_until(
+        lambda: infra.delivery_states(postgres, database) == {"delivered": ORDERS},
         timeout=RECOVERY_BUDGET_SECONDS,
         interval=0.5,
         what="every delivery to be recorded as delivered",
@@ -84,7 +78,7 @@ def test_worker_killed_mid_delivery_loses_no_event(
             "duplicate arrivals (at-least-once)": duplicates,
             "every event received, s after the kill": round(received_after, 1),
             "every delivery 'delivered', s after the kill": round(recovered_after, 1),
-            "delivery states": delivery_states(postgres, database),
+            "delivery states": infra.delivery_states(postgres, database),
         }
     )
     assert set(arrivals) == expected

@@ -1,11 +1,9 @@
 """Orders in Django admin: scoped per organization, history inline, transitions by actions."""
 
 import pytest
-from django.test import Client
 
 from integrations.models import Order, OrderStatusEvent
-from tenants.models import Membership, User
-from tests.integrations.helpers import PASSWORD, create_order, make_zone, partner_client
+from tests import builders
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -13,22 +11,12 @@ pytestmark = pytest.mark.django_db
 CHANGELIST = "/admin/integrations/order/"
 
 
-def admin_client_for(organization, email="admin@example.com") -> tuple[Client, User]:
-    user = User.objects.create_user(email=email, password=PASSWORD)
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    client = Client()
-    assert client.login(username=email, password=PASSWORD)
-    return client, user
-
-
 @pytest.fixture
 def orders(organization, other_organization):
-    make_zone(organization)
-    make_zone(other_organization)
-    create_order(partner_client(organization), externalRef="OURS-1")
-    create_order(partner_client(other_organization), externalRef="THEIRS-1")
+    builders.zone(organization)
+    builders.zone(other_organization)
+    builders.create_order(builders.partner_client(organization), externalRef="OURS-1")
+    builders.create_order(builders.partner_client(other_organization), externalRef="THEIRS-1")
     return Order.objects.get(external_ref="OURS-1"), Order.objects.get(external_ref="THEIRS-1")
 
 
@@ -42,7 +30,7 @@ def act(client, action: str, orders, **extra):
 
 def test_org_admin_sees_only_their_orders(organization, orders):
     _, theirs = orders
-    client, _ = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     listing = client.get(CHANGELIST)
 
@@ -54,7 +42,7 @@ def test_org_admin_sees_only_their_orders(organization, orders):
 
 def test_change_page_shows_the_status_history(organization, orders):
     ours, _ = orders
-    client, _ = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     page = client.get(f"{CHANGELIST}{ours.pk}/change/")
 
@@ -65,7 +53,7 @@ def test_change_page_shows_the_status_history(organization, orders):
 
 def test_status_is_not_editable_and_orders_are_not_added_in_admin(organization, orders):
     ours, _ = orders
-    client, _ = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     page = client.get(f"{CHANGELIST}{ours.pk}/change/")
 
@@ -75,7 +63,8 @@ def test_status_is_not_editable_and_orders_are_not_added_in_admin(organization, 
 
 def test_cancel_action_goes_through_the_status_machine(organization, orders):
     ours, _ = orders
-    client, user = admin_client_for(organization)
+    user = builders.admin(organization)
+    client = builders.admin_site_login(user.email)
 
     response = act(client, "transition_to_cancelled", [ours], reason="Duplicate")
 
@@ -90,7 +79,7 @@ def test_cancel_action_goes_through_the_status_machine(organization, orders):
 def test_assign_action_takes_a_driver_id(organization, orders):
     ours, _ = orders
     driver = organization.drivers.create(name="Dora")
-    client, _ = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     act(client, "transition_to_assigned", [ours], driver_id=str(driver.id))
 
@@ -103,7 +92,7 @@ def test_assign_action_refuses_another_organizations_driver(
 ):
     ours, _ = orders
     theirs = other_organization.drivers.create(name="Not Ours")
-    client, _ = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     response = act(client, "transition_to_assigned", [ours], driver_id=str(theirs.id))
 
@@ -114,7 +103,7 @@ def test_assign_action_refuses_another_organizations_driver(
 
 def test_assign_action_without_a_driver_id_is_refused(organization, orders):
     ours, _ = orders
-    client, _ = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     response = act(client, "transition_to_assigned", [ours])
 
@@ -125,7 +114,7 @@ def test_assign_action_without_a_driver_id_is_refused(organization, orders):
 
 def test_a_refused_transition_is_reported_not_raised(organization, orders):
     ours, _ = orders
-    client, _ = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     response = act(client, "transition_to_delivered", [ours])
 
@@ -137,7 +126,7 @@ def test_a_refused_transition_is_reported_not_raised(organization, orders):
 
 def test_org_admin_cannot_act_on_another_organizations_order(organization, orders):
     _, theirs = orders
-    client, _ = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     act(client, "transition_to_cancelled", [theirs])
 

@@ -3,33 +3,14 @@
 import pytest
 
 from integrations.models import Order, OrderStatusEvent
+from tests import builders
 from tests.conftest import assert_error
-from tests.integrations.helpers import (
-    ALEX_GEODATA,
-    DELIVERY_DAY,
-    MITTE,
-    NOWHERE,
-    create_order,
-    events_named,
-    make_zone,
-    partner_client,
-)
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def client(organization):
-    return partner_client(organization)
-
-
-@pytest.fixture
-def mitte(organization):
-    return make_zone(organization)
-
-
 def test_created_order_has_the_contract_shape(client, mitte):
-    response = create_order(client, notes="Ring twice")
+    response = builders.create_order(client, notes="Ring twice")
 
     assert response.status_code == 201, response.content
     body = response.json()
@@ -56,7 +37,7 @@ def test_created_order_has_the_contract_shape(client, mitte):
     assert body["status"] == "pending"
     assert body["externalRef"] == "PO-1001"
     assert body["pickupLat"] == 52.53
-    assert body["dropoffLng"] == MITTE[1]
+    assert body["dropoffLng"] == builders.MITTE[1]
     assert body["recipientPhone"] == "+491701234567"
     assert body["packageSize"] == "small"
     assert body["notes"] == "Zone: Mitte; Ring twice"
@@ -74,18 +55,18 @@ def test_created_order_has_the_contract_shape(client, mitte):
 def test_creation_writes_the_pending_history_row_and_order_created_event(
     client, mitte, organization
 ):
-    body = create_order(client).json()
+    body = builders.create_order(client).json()
 
     history = list(OrderStatusEvent.objects.filter(order_id=body["id"]))
     assert [(e.from_status, e.to_status) for e in history] == [("", "pending")]
-    created = events_named("order.created", organization)
+    created = builders.events_named("order.created", organization)
     assert len(created) == 1
     assert created[0].family == "partner"
     assert created[0].payload == {"id": body["id"], "status": "pending", "externalRef": "PO-1001"}
 
 
 def test_notes_prefix_has_temperature_weight_and_zone_before_the_note(client, mitte):
-    response = create_order(
+    response = builders.create_order(
         client, temperatureClass="Chilled", weightKg=2.50, packageSize=..., notes="Fragile"
     )
 
@@ -97,95 +78,104 @@ def test_notes_prefix_has_temperature_weight_and_zone_before_the_note(client, mi
     ("weight", "written"), [(3, "3"), (3.0, "3"), (2.5, "2.5"), (0.125, "0.125"), (12.05, "12.05")]
 )
 def test_notes_weight_is_the_shortest_decimal(client, mitte, weight, written):
-    response = create_order(client, weightKg=weight)
+    response = builders.create_order(client, weightKg=weight)
 
     assert response.json()["notes"] == f"Weight: {written} kg; Zone: Mitte"
 
 
 def test_notes_without_a_partner_note_end_with_the_zone(client, mitte):
-    response = create_order(client, temperatureClass="Frozen")
+    response = builders.create_order(client, temperatureClass="Frozen")
 
     assert response.json()["notes"] == "Temperature: Frozen; Zone: Mitte"
 
 
 def test_zone_is_the_smallest_active_zone_containing_the_dropoff(client, organization, mitte):
-    make_zone(organization, name="Alexanderplatz", geodata=ALEX_GEODATA)
+    builders.zone(organization, name="Alexanderplatz", geodata=builders.ALEX_GEODATA)
 
-    body = create_order(client, dropoffLat=52.5219, dropoffLng=13.4132).json()
+    body = builders.create_order(client, dropoffLat=52.5219, dropoffLng=13.4132).json()
 
     assert Order.objects.get(pk=body["id"]).zone.name == "Alexanderplatz"
     assert body["notes"] == "Zone: Alexanderplatz"
 
 
 def test_delivery_zone_by_name_wins_over_the_dropoff_point(client, organization, mitte):
-    make_zone(organization, name="Alexanderplatz", geodata=ALEX_GEODATA)
+    builders.zone(organization, name="Alexanderplatz", geodata=builders.ALEX_GEODATA)
 
-    body = create_order(client, deliveryZone="Mitte", dropoffLat=52.5219, dropoffLng=13.4132).json()
+    body = builders.create_order(
+        client, deliveryZone="Mitte", dropoffLat=52.5219, dropoffLng=13.4132
+    ).json()
 
     assert Order.objects.get(pk=body["id"]).zone == mitte
     assert body["notes"] == "Zone: Mitte"
 
 
 def test_unknown_delivery_zone_name_is_404(client, mitte):
-    assert_error(create_order(client, deliveryZone="Atlantis"), 404, "Zone Atlantis not found")
+    assert_error(
+        builders.create_order(client, deliveryZone="Atlantis"), 404, "Zone Atlantis not found"
+    )
 
 
 def test_disabled_delivery_zone_name_is_404(client, organization):
-    make_zone(organization, name="Closed", enabled=False)
+    builders.zone(organization, name="Closed", enabled=False)
 
-    assert_error(create_order(client, deliveryZone="Closed"), 404, "Zone Closed not found")
+    assert_error(builders.create_order(client, deliveryZone="Closed"), 404, "Zone Closed not found")
 
 
 def test_slot_only_zone_is_not_a_partner_zone(client, organization):
-    make_zone(organization, name="Slots", purpose="slot")
+    builders.zone(organization, name="Slots", purpose="slot")
 
-    assert_error(create_order(client, deliveryZone="Slots"), 404, "Zone Slots not found")
-    assert_error(create_order(client), 400, "No delivery zone covers the dropoff location")
+    assert_error(builders.create_order(client, deliveryZone="Slots"), 404, "Zone Slots not found")
+    assert_error(builders.create_order(client), 400, "No delivery zone covers the dropoff location")
 
 
 def test_dropoff_outside_every_zone_is_400(client, mitte):
-    response = create_order(client, dropoffLat=NOWHERE[0], dropoffLng=NOWHERE[1])
+    response = builders.create_order(client, **builders.DROPOFF_OUTSIDE)
 
     assert_error(response, 400, "No delivery zone covers the dropoff location")
     assert not Order.objects.exists()
 
 
 def test_disabled_zone_does_not_cover_the_dropoff(client, organization):
-    make_zone(organization, enabled=False)
+    builders.zone(organization, enabled=False)
 
-    assert_error(create_order(client), 400, "No delivery zone covers the dropoff location")
+    assert_error(builders.create_order(client), 400, "No delivery zone covers the dropoff location")
 
 
 def test_duplicate_external_ref_is_409(client, mitte):
-    assert create_order(client).status_code == 201
+    assert builders.create_order(client).status_code == 201
 
-    response = create_order(client, recipientName="Somebody Else")
+    response = builders.create_order(client, recipientName="Somebody Else")
 
     assert_error(response, 409, "Order with externalRef PO-1001 already exists")
     assert Order.objects.count() == 1
 
 
 def test_the_same_external_ref_in_another_organization_is_fine(client, mitte, other_organization):
-    make_zone(other_organization)
-    assert create_order(client).status_code == 201
+    builders.zone(other_organization)
+    assert builders.create_order(client).status_code == 201
 
-    assert create_order(partner_client(other_organization)).status_code == 201
+    assert builders.create_order(builders.partner_client(other_organization)).status_code == 201
 
 
 # ----- geocodeOnIngest -----
 
+#: an order body without coordinates, for the geocoder to fill in
+NO_COORDINATES = {"pickupLat": ..., "pickupLng": ..., "dropoffLat": ..., "dropoffLng": ...}
 
-def test_geocode_on_ingest_fills_missing_coordinates(client, mitte):
-    response = create_order(
+
+def geocoded_order(client, pickup_address: str, dropoff_address: str):
+    """Creates an order with `geocodeOnIngest` and addresses only."""
+    return builders.create_order(
         client,
         geocodeOnIngest=True,
-        pickupLat=...,
-        pickupLng=...,
-        dropoffLat=...,
-        dropoffLng=...,
-        pickupAddress="52.53,13.45",
-        dropoffAddress="52.52,13.40",
+        **NO_COORDINATES,
+        pickupAddress=pickup_address,
+        dropoffAddress=dropoff_address,
     )
+
+
+def test_geocode_on_ingest_fills_missing_coordinates(client, mitte):
+    response = geocoded_order(client, "52.53,13.45", "52.52,13.40")
 
     assert response.status_code == 201, response.content
     body = response.json()
@@ -194,7 +184,7 @@ def test_geocode_on_ingest_fills_missing_coordinates(client, mitte):
 
 
 def test_geocode_on_ingest_keeps_given_coordinates(client, mitte):
-    response = create_order(
+    response = builders.create_order(
         client, geocodeOnIngest=True, pickupAddress="Nowhere that any geocoder knows"
     )
 
@@ -203,7 +193,7 @@ def test_geocode_on_ingest_keeps_given_coordinates(client, mitte):
 
 
 def test_address_that_cannot_be_geocoded_is_400_naming_the_field(client, mitte):
-    response = create_order(
+    response = builders.create_order(
         client,
         geocodeOnIngest=True,
         dropoffLat=...,
@@ -215,16 +205,7 @@ def test_address_that_cannot_be_geocoded_is_400_naming_the_field(client, mitte):
 
 
 def test_both_addresses_failing_to_geocode_are_both_named(client, mitte):
-    response = create_order(
-        client,
-        geocodeOnIngest=True,
-        pickupLat=...,
-        pickupLng=...,
-        dropoffLat=...,
-        dropoffLng=...,
-        pickupAddress="Unknown pickup place",
-        dropoffAddress="Unknown dropoff place",
-    )
+    response = geocoded_order(client, "Unknown pickup place", "Unknown dropoff place")
 
     assert_error(
         response, 400, ["Could not geocode pickupAddress", "Could not geocode dropoffAddress"]
@@ -328,7 +309,7 @@ def test_both_addresses_failing_to_geocode_are_both_named(client, mitte):
     ],
 )
 def test_invalid_field_is_400_with_a_message_naming_it(client, mitte, overrides, message):
-    response = create_order(client, **overrides)
+    response = builders.create_order(client, **overrides)
 
     body = assert_error(response, 400)
     assert body["message"] == [message]
@@ -373,7 +354,9 @@ def test_a_body_with_only_a_pickup_address_lists_fields_and_rules_together(clien
 
 
 def test_a_rule_is_silent_about_a_field_already_refused(client, mitte):
-    response = create_order(client, dropoffLat="north", deliveryWindowEnd="2030-01-01T10:00")
+    response = builders.create_order(
+        client, dropoffLat="north", deliveryWindowEnd="2030-01-01T10:00"
+    )
 
     body = assert_error(response, 400)
     assert "dropoffLat must be a number" in body["message"]
@@ -382,7 +365,9 @@ def test_a_rule_is_silent_about_a_field_already_refused(client, mitte):
 
 
 def test_rules_between_fields_are_listed_together(client, mitte):
-    response = create_order(client, pickupLat=..., pickupLng=..., dropoffLat=..., packageSize=...)
+    response = builders.create_order(
+        client, pickupLat=..., pickupLng=..., dropoffLat=..., packageSize=...
+    )
 
     body = assert_error(response, 400)
     assert body["message"] == [
@@ -393,13 +378,13 @@ def test_rules_between_fields_are_listed_together(client, mitte):
 
 
 def test_phone_separators_are_stripped(client, mitte):
-    response = create_order(client, recipientPhone="+49 (170) 123-4567")
+    response = builders.create_order(client, recipientPhone="+49 (170) 123-4567")
 
     assert response.json()["recipientPhone"] == "+491701234567"
 
 
 def test_optional_fields_are_stored(client, mitte):
-    response = create_order(
+    response = builders.create_order(
         client,
         weightKg=4.2,
         temperatureClass="Ambient",
@@ -419,13 +404,13 @@ def test_optional_fields_are_stored(client, mitte):
 
 
 def test_service_type_defaults_to_standard(client, mitte):
-    order = Order.objects.get(pk=create_order(client).json()["id"])
+    order = Order.objects.get(pk=builders.create_order(client).json()["id"])
 
     assert order.service_type == "standard"
 
 
 def test_external_ref_may_hold_the_allowed_punctuation(client, mitte):
-    response = create_order(client, externalRef="A-1_b.2:c/3#4")
+    response = builders.create_order(client, externalRef="A-1_b.2:c/3#4")
 
     assert response.status_code == 201, response.content
 
@@ -453,13 +438,13 @@ def test_body_that_is_not_json_content_type_is_415(client, mitte):
 
 
 def test_window_order_on_a_delivery_day_is_stored_with_its_window(client, mitte):
-    response = create_order(
+    response = builders.create_order(
         client,
-        deliveryWindowStart=f"{DELIVERY_DAY}T09:00:00+01:00",
-        deliveryWindowEnd=f"{DELIVERY_DAY}T11:00:00+01:00",
+        deliveryWindowStart=f"{builders.DELIVERY_DAY}T09:00:00+01:00",
+        deliveryWindowEnd=f"{builders.DELIVERY_DAY}T11:00:00+01:00",
     )
 
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["deliveryWindowStart"] == f"{DELIVERY_DAY}T09:00:00+01:00"
-    assert body["deliveryWindowEnd"] == f"{DELIVERY_DAY}T11:00:00+01:00"
+    assert body["deliveryWindowStart"] == f"{builders.DELIVERY_DAY}T09:00:00+01:00"
+    assert body["deliveryWindowEnd"] == f"{builders.DELIVERY_DAY}T11:00:00+01:00"

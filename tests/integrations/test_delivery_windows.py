@@ -11,29 +11,10 @@ from django.test.utils import CaptureQueriesContext
 
 from integrations.models import DeliveryWindowLoad, Order
 from integrations.services.orders import order_transition
-from tests.conftest import assert_error, key_client, make_api_key
-from tests.integrations.helpers import (
-    ALEX,
-    ALEX_GEODATA,
-    DELIVERY_DAY,
-    NOWHERE,
-    create_order,
-    make_zone,
-    order_body,
-    partner_client,
-)
+from tests import builders
+from tests.conftest import assert_error
 
 WINDOWS = "/api/integrations/partner-a/delivery-windows"
-
-
-@pytest.fixture
-def client(organization):
-    return partner_client(organization)
-
-
-@pytest.fixture
-def mitte(organization):
-    return make_zone(organization)
 
 
 def windows_of(client, **query):
@@ -43,7 +24,7 @@ def windows_of(client, **query):
 
 
 def window_order(client, ref: str, start: str, **overrides):
-    return create_order(client, externalRef=ref, deliveryWindowStart=start, **overrides)
+    return builders.create_order(client, externalRef=ref, deliveryWindowStart=start, **overrides)
 
 
 # ----- the windows -----
@@ -51,30 +32,30 @@ def window_order(client, ref: str, start: str, **overrides):
 
 @pytest.mark.django_db
 def test_three_standard_windows_in_the_zone_timezone(client, mitte):
-    body = windows_of(client, zone="Mitte", date=DELIVERY_DAY)
+    body = windows_of(client, zone="Mitte", date=builders.DELIVERY_DAY)
 
     assert body == {
         "zone": "Mitte",
-        "date": DELIVERY_DAY,
+        "date": builders.DELIVERY_DAY,
         "timezone": "Europe/Berlin",
         "windows": [
             {
-                "start": f"{DELIVERY_DAY}T08:00:00+01:00",
-                "end": f"{DELIVERY_DAY}T12:00:00+01:00",
+                "start": f"{builders.DELIVERY_DAY}T08:00:00+01:00",
+                "end": f"{builders.DELIVERY_DAY}T12:00:00+01:00",
                 "available": True,
                 "scheduledCount": 0,
                 "capacityLimit": 20,
             },
             {
-                "start": f"{DELIVERY_DAY}T12:00:00+01:00",
-                "end": f"{DELIVERY_DAY}T16:00:00+01:00",
+                "start": f"{builders.DELIVERY_DAY}T12:00:00+01:00",
+                "end": f"{builders.DELIVERY_DAY}T16:00:00+01:00",
                 "available": True,
                 "scheduledCount": 0,
                 "capacityLimit": 20,
             },
             {
-                "start": f"{DELIVERY_DAY}T16:00:00+01:00",
-                "end": f"{DELIVERY_DAY}T20:00:00+01:00",
+                "start": f"{builders.DELIVERY_DAY}T16:00:00+01:00",
+                "end": f"{builders.DELIVERY_DAY}T20:00:00+01:00",
                 "available": True,
                 "scheduledCount": 0,
                 "capacityLimit": 20,
@@ -105,8 +86,8 @@ def test_window_offsets_follow_daylight_saving_time(client, mitte, day, offset):
 
 @pytest.mark.django_db
 def test_windows_of_a_utc_zone_and_of_a_zone_west_of_greenwich(client, organization):
-    make_zone(organization, name="Utc", timezone_name="UTC")
-    make_zone(
+    builders.zone(organization, name="Utc", timezone_name="UTC")
+    builders.zone(
         organization,
         name="New York",
         timezone_name="America/New_York",
@@ -136,9 +117,9 @@ def test_no_windows_on_friday_and_saturday(client, mitte, day):
 
 @pytest.mark.django_db
 def test_capacity_limit_is_the_zone_window_capacity(client, organization):
-    make_zone(organization, window_capacity=7)
+    builders.zone(organization, window_capacity=7)
 
-    windows = windows_of(client, zone="Mitte", date=DELIVERY_DAY)["windows"]
+    windows = windows_of(client, zone="Mitte", date=builders.DELIVERY_DAY)["windows"]
 
     assert {w["capacityLimit"] for w in windows} == {7}
 
@@ -146,11 +127,14 @@ def test_capacity_limit_is_the_zone_window_capacity(client, organization):
 @pytest.mark.django_db
 def test_scheduled_count_counts_orders_booked_in_each_window(client, mitte):
     for n in range(3):
-        assert window_order(client, f"M-{n}", f"{DELIVERY_DAY}T09:30:00+01:00").status_code == 201
-    assert window_order(client, "A-1", f"{DELIVERY_DAY}T16:00:00+01:00").status_code == 201
-    assert create_order(client, externalRef="NO-WINDOW").status_code == 201
+        assert (
+            window_order(client, f"M-{n}", f"{builders.DELIVERY_DAY}T09:30:00+01:00").status_code
+            == 201
+        )
+    assert window_order(client, "A-1", f"{builders.DELIVERY_DAY}T16:00:00+01:00").status_code == 201
+    assert builders.create_order(client, externalRef="NO-WINDOW").status_code == 201
 
-    windows = windows_of(client, zone="Mitte", date=DELIVERY_DAY)["windows"]
+    windows = windows_of(client, zone="Mitte", date=builders.DELIVERY_DAY)["windows"]
 
     assert [w["scheduledCount"] for w in windows] == [3, 0, 1]
 
@@ -158,31 +142,34 @@ def test_scheduled_count_counts_orders_booked_in_each_window(client, mitte):
 @pytest.mark.django_db
 def test_cancelled_and_failed_orders_do_not_count(client, mitte, organization):
     for n in range(4):
-        assert window_order(client, f"M-{n}", f"{DELIVERY_DAY}T09:00:00+01:00").status_code == 201
+        assert (
+            window_order(client, f"M-{n}", f"{builders.DELIVERY_DAY}T09:00:00+01:00").status_code
+            == 201
+        )
     assert client.post("/api/integrations/partner-a/orders/M-0/cancel").status_code == 200
     failed = Order.objects.get(external_ref="M-1")
     driver = organization.drivers.create(name="Dora")
     failed = order_transition(order=failed, to_status="assigned", driver=driver)
     order_transition(order=failed, to_status="failed", reason="Nobody home")
 
-    windows = windows_of(client, zone="Mitte", date=DELIVERY_DAY)["windows"]
+    windows = windows_of(client, zone="Mitte", date=builders.DELIVERY_DAY)["windows"]
 
     assert windows[0]["scheduledCount"] == 2
 
 
 @pytest.mark.django_db
 def test_a_full_window_is_not_available_and_refuses_new_orders(client, organization):
-    make_zone(organization, window_capacity=2)
-    start = f"{DELIVERY_DAY}T12:00:00+01:00"
+    builders.zone(organization, window_capacity=2)
+    start = f"{builders.DELIVERY_DAY}T12:00:00+01:00"
     assert window_order(client, "W-1", start).status_code == 201
     assert window_order(client, "W-2", start).status_code == 201
 
-    windows = windows_of(client, zone="Mitte", date=DELIVERY_DAY)["windows"]
-    refused = window_order(client, "W-3", f"{DELIVERY_DAY}T15:59:00+01:00")
+    windows = windows_of(client, zone="Mitte", date=builders.DELIVERY_DAY)["windows"]
+    refused = window_order(client, "W-3", f"{builders.DELIVERY_DAY}T15:59:00+01:00")
 
     assert windows[1] == {
         "start": start,
-        "end": f"{DELIVERY_DAY}T16:00:00+01:00",
+        "end": f"{builders.DELIVERY_DAY}T16:00:00+01:00",
         "available": False,
         "scheduledCount": 2,
         "capacityLimit": 2,
@@ -194,8 +181,8 @@ def test_a_full_window_is_not_available_and_refuses_new_orders(client, organizat
 
 @pytest.mark.django_db
 def test_a_cancelled_order_frees_its_place_at_once(client, organization):
-    make_zone(organization, window_capacity=1)
-    start = f"{DELIVERY_DAY}T08:00:00+01:00"
+    builders.zone(organization, window_capacity=1)
+    start = f"{builders.DELIVERY_DAY}T08:00:00+01:00"
     assert window_order(client, "W-1", start).status_code == 201
     assert_error(window_order(client, "W-2", start), 400, "Delivery window is full")
 
@@ -206,14 +193,14 @@ def test_a_cancelled_order_frees_its_place_at_once(client, organization):
 
 @pytest.mark.django_db
 def test_lowering_capacity_below_the_booked_count_keeps_existing_orders(client, organization):
-    zone = make_zone(organization, window_capacity=3)
-    start = f"{DELIVERY_DAY}T08:00:00+01:00"
+    zone = builders.zone(organization, window_capacity=3)
+    start = f"{builders.DELIVERY_DAY}T08:00:00+01:00"
     for n in range(3):
         assert window_order(client, f"W-{n}", start).status_code == 201
     zone.window_capacity = 1
     zone.save(update_fields=["window_capacity"])
 
-    window = windows_of(client, zone="Mitte", date=DELIVERY_DAY)["windows"][0]
+    window = windows_of(client, zone="Mitte", date=builders.DELIVERY_DAY)["windows"][0]
 
     assert (window["scheduledCount"], window["capacityLimit"], window["available"]) == (3, 1, False)
     assert Order.objects.filter(status="pending").count() == 3
@@ -227,11 +214,17 @@ def test_lowering_capacity_below_the_booked_count_keeps_existing_orders(client, 
 @pytest.mark.parametrize(
     ("start", "booked_start"),
     [
-        (f"{DELIVERY_DAY}T08:00:00+01:00", f"{DELIVERY_DAY}T08:00:00+01:00"),
-        (f"{DELIVERY_DAY}T11:59:59+01:00", f"{DELIVERY_DAY}T08:00:00+01:00"),
-        (f"{DELIVERY_DAY}T12:00:00+01:00", f"{DELIVERY_DAY}T12:00:00+01:00"),
-        (f"{DELIVERY_DAY}T18:30:00Z", f"{DELIVERY_DAY}T16:00:00+01:00"),  # 19:30 in Berlin
-        (f"{DELIVERY_DAY}T10:00:00", f"{DELIVERY_DAY}T08:00:00+01:00"),  # naive: zone time
+        (f"{builders.DELIVERY_DAY}T08:00:00+01:00", f"{builders.DELIVERY_DAY}T08:00:00+01:00"),
+        (f"{builders.DELIVERY_DAY}T11:59:59+01:00", f"{builders.DELIVERY_DAY}T08:00:00+01:00"),
+        (f"{builders.DELIVERY_DAY}T12:00:00+01:00", f"{builders.DELIVERY_DAY}T12:00:00+01:00"),
+        (
+            f"{builders.DELIVERY_DAY}T18:30:00Z",
+            f"{builders.DELIVERY_DAY}T16:00:00+01:00",
+        ),  # 19:30 in Berlin
+        (
+            f"{builders.DELIVERY_DAY}T10:00:00",
+            f"{builders.DELIVERY_DAY}T08:00:00+01:00",
+        ),  # naive: zone time
     ],
 )
 def test_the_window_containing_the_start_is_booked(client, mitte, start, booked_start):
@@ -249,19 +242,19 @@ def _utc(text: str) -> str:
 
 @pytest.mark.django_db
 def test_without_an_end_the_order_gets_the_window_end(client, mitte):
-    body = window_order(client, "W-1", f"{DELIVERY_DAY}T13:00:00+01:00").json()
+    body = window_order(client, "W-1", f"{builders.DELIVERY_DAY}T13:00:00+01:00").json()
 
-    assert body["deliveryWindowStart"] == f"{DELIVERY_DAY}T13:00:00+01:00"
-    assert body["deliveryWindowEnd"] == f"{DELIVERY_DAY}T16:00:00+01:00"
+    assert body["deliveryWindowStart"] == f"{builders.DELIVERY_DAY}T13:00:00+01:00"
+    assert body["deliveryWindowEnd"] == f"{builders.DELIVERY_DAY}T16:00:00+01:00"
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "start",
     [
-        f"{DELIVERY_DAY}T07:59:00+01:00",  # before the first window
-        f"{DELIVERY_DAY}T20:00:00+01:00",  # the last window ends at 20:00
-        f"{DELIVERY_DAY}T23:30:00+01:00",  # night
+        f"{builders.DELIVERY_DAY}T07:59:00+01:00",  # before the first window
+        f"{builders.DELIVERY_DAY}T20:00:00+01:00",  # the last window ends at 20:00
+        f"{builders.DELIVERY_DAY}T23:30:00+01:00",  # night
         "2030-01-11T10:00:00+01:00",  # Friday
         "2030-01-12T10:00:00+01:00",  # Saturday
     ],
@@ -275,16 +268,22 @@ def test_a_start_outside_every_window_is_400(client, mitte, start):
 
 @pytest.mark.django_db
 def test_window_booking_is_per_zone(client, organization, mitte):
-    make_zone(organization, name="Alexanderplatz", geodata=ALEX_GEODATA, window_capacity=1)
-    start = f"{DELIVERY_DAY}T08:00:00+01:00"
+    builders.zone(
+        organization, name="Alexanderplatz", geodata=builders.ALEX_GEODATA, window_capacity=1
+    )
+    start = f"{builders.DELIVERY_DAY}T08:00:00+01:00"
     assert (
-        window_order(client, "A-1", start, dropoffLat=ALEX[0], dropoffLng=ALEX[1]).status_code
+        window_order(
+            client, "A-1", start, dropoffLat=builders.ALEX[0], dropoffLng=builders.ALEX[1]
+        ).status_code
         == 201
     )
 
     # Alexanderplatz is full; Mitte's window of the same hour is not.
     assert_error(
-        window_order(client, "A-2", start, dropoffLat=ALEX[0], dropoffLng=ALEX[1]),
+        window_order(
+            client, "A-2", start, dropoffLat=builders.ALEX[0], dropoffLng=builders.ALEX[1]
+        ),
         400,
         "Delivery window is full",
     )
@@ -294,7 +293,7 @@ def test_window_booking_is_per_zone(client, organization, mitte):
 @pytest.mark.django_db
 def test_booking_a_window_is_one_statement_and_counts_on(client, mitte):
     """Creating the counter row, taking a place and reading it back: one round trip."""
-    start = f"{DELIVERY_DAY}T08:00:00+01:00"
+    start = f"{builders.DELIVERY_DAY}T08:00:00+01:00"
     for n in range(1, 4):
         with CaptureQueriesContext(connection) as queries:
             assert window_order(client, f"W-{n}", start).status_code == 201
@@ -308,7 +307,7 @@ def test_booking_a_window_is_one_statement_and_counts_on(client, mitte):
 
 @pytest.mark.django_db
 def test_a_lowered_capacity_applies_to_the_next_booking(client, mitte):
-    start = f"{DELIVERY_DAY}T08:00:00+01:00"
+    start = f"{builders.DELIVERY_DAY}T08:00:00+01:00"
     for n in range(2):
         assert window_order(client, f"W-{n}", start).status_code == 201
     mitte.window_capacity = 2
@@ -320,18 +319,18 @@ def test_a_lowered_capacity_applies_to_the_next_booking(client, mitte):
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_creation_never_exceeds_the_window_capacity(organization):
-    make_zone(organization, window_capacity=3)
-    issued = make_api_key(organization, "partner_a")
+    builders.zone(organization, window_capacity=3)
+    issued = builders.api_key(organization, "partner_a")
     requests = 20
     barrier = threading.Barrier(requests)
-    start = f"{DELIVERY_DAY}T09:00:00+01:00"
+    start = f"{builders.DELIVERY_DAY}T09:00:00+01:00"
 
     def attempt(n):
         try:
             barrier.wait()
-            response = key_client(issued).post(
+            response = builders.key_client(issued).post(
                 "/api/integrations/partner-a/orders",
-                order_body(externalRef=f"RACE-{n}", deliveryWindowStart=start),
+                builders.partner_order(externalRef=f"RACE-{n}", deliveryWindowStart=start),
                 format="json",
             )
             return response.status_code, response.json()
@@ -356,40 +355,47 @@ def test_concurrent_creation_never_exceeds_the_window_capacity(organization):
 
 @pytest.mark.django_db
 def test_by_address_lists_every_matching_zone_smallest_first(client, organization, mitte):
-    make_zone(organization, name="Alexanderplatz", geodata=ALEX_GEODATA, timezone_name="UTC")
+    builders.zone(
+        organization, name="Alexanderplatz", geodata=builders.ALEX_GEODATA, timezone_name="UTC"
+    )
 
-    body = windows_of(client, address=f"{ALEX[0]},{ALEX[1]}", date=DELIVERY_DAY)
+    body = windows_of(
+        client, address=f"{builders.ALEX[0]},{builders.ALEX[1]}", date=builders.DELIVERY_DAY
+    )
 
     assert [(entry["zone"], entry["timezone"]) for entry in body] == [
         ("Alexanderplatz", "UTC"),
         ("Mitte", "Europe/Berlin"),
     ]
-    assert body[0]["windows"][0]["start"] == f"{DELIVERY_DAY}T08:00:00+00:00"
-    assert body[1]["windows"][0]["start"] == f"{DELIVERY_DAY}T08:00:00+01:00"
+    assert body[0]["windows"][0]["start"] == f"{builders.DELIVERY_DAY}T08:00:00+00:00"
+    assert body[1]["windows"][0]["start"] == f"{builders.DELIVERY_DAY}T08:00:00+01:00"
 
 
 @pytest.mark.django_db
 def test_by_address_outside_every_zone_is_404(client, mitte):
-    response = client.get(WINDOWS, {"address": f"{NOWHERE[0]},{NOWHERE[1]}", "date": DELIVERY_DAY})
+    response = client.get(
+        WINDOWS,
+        {"address": f"{builders.HAMBURG[0]},{builders.HAMBURG[1]}", "date": builders.DELIVERY_DAY},
+    )
 
     assert_error(response, 404, "No delivery zone found for the given address")
 
 
 @pytest.mark.django_db
 def test_by_address_that_cannot_be_geocoded_is_404(client, mitte):
-    response = client.get(WINDOWS, {"address": "Nowhere Lane 7", "date": DELIVERY_DAY})
+    response = client.get(WINDOWS, {"address": "Nowhere Lane 7", "date": builders.DELIVERY_DAY})
 
     assert_error(response, 404, "No delivery zone found for the given address")
 
 
 @pytest.mark.django_db
 def test_counts_cost_one_query_whatever_the_number_of_zones(client, organization, mitte):
-    make_zone(organization, name="Alexanderplatz", geodata=ALEX_GEODATA)
-    address = f"{ALEX[0]},{ALEX[1]}"
-    windows_of(client, address=address, date=DELIVERY_DAY)  # warm the key and zone caches
+    builders.zone(organization, name="Alexanderplatz", geodata=builders.ALEX_GEODATA)
+    address = f"{builders.ALEX[0]},{builders.ALEX[1]}"
+    windows_of(client, address=address, date=builders.DELIVERY_DAY)  # warm the key and zone caches
 
     with CaptureQueriesContext(connection) as queries:
-        windows_of(client, address=address, date=DELIVERY_DAY)
+        windows_of(client, address=address, date=builders.DELIVERY_DAY)
 
     window_queries = [q for q in queries.captured_queries if "deliverywindowload" in q["sql"]]
     assert len(window_queries) == 1
@@ -421,10 +427,10 @@ def test_counts_cost_one_query_whatever_the_number_of_zones(client, organization
             "date must be a valid date (format: YYYY-MM-DD)",
         ),
         (
-            {"zone": "Mitte", "address": "52.52,13.40", "date": DELIVERY_DAY},
+            {"zone": "Mitte", "address": "52.52,13.40", "date": builders.DELIVERY_DAY},
             "Provide either zone or address, not both",
         ),
-        ({"date": DELIVERY_DAY}, "zone or address query parameter is required"),
+        ({"date": builders.DELIVERY_DAY}, "zone or address query parameter is required"),
     ],
 )
 def test_bad_query_is_400(client, mitte, query, message):
@@ -434,7 +440,7 @@ def test_bad_query_is_400(client, mitte, query, message):
 @pytest.mark.django_db
 def test_unknown_zone_is_404(client, mitte):
     assert_error(
-        client.get(WINDOWS, {"zone": "Atlantis", "date": DELIVERY_DAY}),
+        client.get(WINDOWS, {"zone": "Atlantis", "date": builders.DELIVERY_DAY}),
         404,
         "Zone Atlantis not found",
     )
@@ -442,8 +448,8 @@ def test_unknown_zone_is_404(client, mitte):
 
 @pytest.mark.django_db
 def test_another_organizations_zone_is_unknown(client, other_organization):
-    make_zone(other_organization, name="Theirs")
+    builders.zone(other_organization, name="Theirs")
 
-    response = client.get(WINDOWS, {"zone": "Theirs", "date": DELIVERY_DAY})
+    response = client.get(WINDOWS, {"zone": "Theirs", "date": builders.DELIVERY_DAY})
 
     assert_error(response, 404, "Zone Theirs not found")

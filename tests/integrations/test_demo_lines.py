@@ -9,8 +9,7 @@ from django.test import Client
 
 from integrations.demo import demo_partner_curl_lines
 from integrations.models import Order
-from tests.conftest import make_api_key
-from tests.integrations.helpers import make_zone
+from tests import builders
 
 pytestmark = pytest.mark.django_db
 
@@ -41,8 +40,8 @@ def run_curl(line: str):
 
 
 def test_demo_lines_create_read_and_list_windows(organization):
-    make_zone(organization, name="Demo Mitte")
-    issued = make_api_key(organization, "partner_a")
+    builders.zone(organization, name="Demo Mitte")
+    issued = builders.api_key(organization, "partner_a")
 
     lines = demo_partner_curl_lines(
         base_url="http://127.0.0.1:8000", api_key_value=issued.value, zone_name="Demo Mitte"

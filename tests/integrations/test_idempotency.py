@@ -13,8 +13,8 @@ from django.utils import timezone
 from integrations.models import IdempotencyKey, IdempotencyStatus, Order
 from integrations.services.idempotency import idempotency_keys_expire, request_fingerprint
 from integrations.tasks import expire_idempotency_keys
-from tests.conftest import assert_error, key_client, make_api_key
-from tests.integrations.helpers import events_named, make_zone, order_body, partner_client
+from tests import builders
+from tests.conftest import assert_error
 from webhooks.models import Event
 
 ORDERS = "/api/integrations/partner-a/orders"
@@ -26,14 +26,14 @@ def post(client, body, key):
 
 @pytest.fixture
 def client(organization):
-    make_zone(organization)
-    return partner_client(organization)
+    builders.zone(organization)
+    return builders.partner_client(organization)
 
 
 @pytest.mark.django_db
 def test_repeat_with_the_same_key_and_body_replays_the_first_response(client, organization):
-    first = post(client, order_body(), "key-1")
-    second = post(client, order_body(), "key-1")
+    first = post(client, builders.partner_order(), "key-1")
+    second = post(client, builders.partner_order(), "key-1")
 
     assert first.status_code == 201, first.content
     assert "Idempotent-Replayed" not in first.headers
@@ -41,12 +41,12 @@ def test_repeat_with_the_same_key_and_body_replays_the_first_response(client, or
     assert second.headers["Idempotent-Replayed"] == "true"
     assert second.json() == first.json()
     assert Order.objects.count() == 1
-    assert len(events_named("order.created", organization)) == 1
+    assert len(builders.events_named("order.created", organization)) == 1
 
 
 @pytest.mark.django_db
 def test_replay_ignores_key_order_and_spacing_of_the_body(client):
-    body = order_body()
+    body = builders.partner_order()
     assert post(client, body, "key-1").status_code == 201
 
     reordered = dict(reversed(list(body.items())))
@@ -63,9 +63,9 @@ def test_replay_ignores_key_order_and_spacing_of_the_body(client):
 
 @pytest.mark.django_db
 def test_same_key_with_a_different_body_is_422(client):
-    assert post(client, order_body(), "key-1").status_code == 201
+    assert post(client, builders.partner_order(), "key-1").status_code == 201
 
-    response = post(client, order_body(recipientName="Someone Else"), "key-1")
+    response = post(client, builders.partner_order(recipientName="Someone Else"), "key-1")
 
     assert_error(response, 422, "Idempotency-Key was already used with a different request body")
     assert Order.objects.count() == 1
@@ -83,12 +83,12 @@ def claim_in_progress(api_key, key: str, path: str, body: dict, *, locked_at=Non
 
 @pytest.mark.django_db
 def test_same_key_while_the_first_request_runs_is_409(client, organization):
-    issued = make_api_key(organization, "partner_b")
+    issued = builders.api_key(organization, "partner_b")
     path = "/api/integrations/partner-b/orders"
-    claim_in_progress(issued.api_key, "key-1", path, order_body())
+    claim_in_progress(issued.api_key, "key-1", path, builders.partner_order())
 
-    response = key_client(issued).post(
-        path, order_body(), format="json", HTTP_IDEMPOTENCY_KEY="key-1"
+    response = builders.key_client(issued).post(
+        path, builders.partner_order(), format="json", HTTP_IDEMPOTENCY_KEY="key-1"
     )
 
     assert_error(response, 409, "A request with this Idempotency-Key is in progress")
@@ -97,12 +97,12 @@ def test_same_key_while_the_first_request_runs_is_409(client, organization):
 
 @pytest.mark.django_db
 def test_different_body_while_the_first_request_runs_is_422(client, organization):
-    issued = make_api_key(organization, "partner_b")
+    issued = builders.api_key(organization, "partner_b")
     path = "/api/integrations/partner-b/orders"
-    claim_in_progress(issued.api_key, "key-1", path, order_body())
+    claim_in_progress(issued.api_key, "key-1", path, builders.partner_order())
 
-    response = key_client(issued).post(
-        path, order_body(notes="changed"), format="json", HTTP_IDEMPOTENCY_KEY="key-1"
+    response = builders.key_client(issued).post(
+        path, builders.partner_order(notes="changed"), format="json", HTTP_IDEMPOTENCY_KEY="key-1"
     )
 
     assert_error(response, 422, "Idempotency-Key was already used with a different request body")
@@ -110,14 +110,18 @@ def test_different_body_while_the_first_request_runs_is_422(client, organization
 
 @pytest.mark.django_db
 def test_a_claim_abandoned_by_a_dead_request_is_taken_over_after_its_lease(client, organization):
-    issued = make_api_key(organization, "partner_b")
+    issued = builders.api_key(organization, "partner_b")
     path = "/api/integrations/partner-b/orders"
     claim_in_progress(
-        issued.api_key, "key-1", path, order_body(), locked_at=timezone.now() - timedelta(minutes=5)
+        issued.api_key,
+        "key-1",
+        path,
+        builders.partner_order(),
+        locked_at=timezone.now() - timedelta(minutes=5),
     )
 
-    response = key_client(issued).post(
-        path, order_body(), format="json", HTTP_IDEMPOTENCY_KEY="key-1"
+    response = builders.key_client(issued).post(
+        path, builders.partner_order(), format="json", HTTP_IDEMPOTENCY_KEY="key-1"
     )
 
     assert response.status_code == 201, response.content
@@ -129,11 +133,11 @@ def test_a_claim_abandoned_by_a_dead_request_is_taken_over_after_its_lease(clien
 
 @pytest.mark.django_db
 def test_keys_are_scoped_to_the_api_key(client, organization, other_organization):
-    make_zone(other_organization)
-    theirs = partner_client(other_organization)
+    builders.zone(other_organization)
+    theirs = builders.partner_client(other_organization)
 
-    assert post(client, order_body(), "shared-key").status_code == 201
-    response = post(theirs, order_body(recipientName="Other Org"), "shared-key")
+    assert post(client, builders.partner_order(), "shared-key").status_code == 201
+    response = post(theirs, builders.partner_order(recipientName="Other Org"), "shared-key")
 
     assert response.status_code == 201, response.content
     assert "Idempotent-Replayed" not in response.headers
@@ -142,10 +146,10 @@ def test_keys_are_scoped_to_the_api_key(client, organization, other_organization
 
 @pytest.mark.django_db
 def test_a_failed_request_releases_its_key(client):
-    invalid = post(client, order_body(recipientPhone="nope"), "key-1")
+    invalid = post(client, builders.partner_order(recipientPhone="nope"), "key-1")
     assert invalid.status_code == 400
 
-    fixed = post(client, order_body(), "key-1")
+    fixed = post(client, builders.partner_order(), "key-1")
 
     assert fixed.status_code == 201, fixed.content
     assert "Idempotent-Replayed" not in fixed.headers
@@ -153,9 +157,9 @@ def test_a_failed_request_releases_its_key(client):
 
 @pytest.mark.django_db
 def test_a_conflict_is_not_stored_either(client):
-    assert client.post(ORDERS, order_body(), format="json").status_code == 201
+    assert client.post(ORDERS, builders.partner_order(), format="json").status_code == 201
 
-    duplicate = post(client, order_body(), "key-1")
+    duplicate = post(client, builders.partner_order(), "key-1")
 
     assert_error(duplicate, 409, "Order with externalRef PO-1001 already exists")
     assert not IdempotencyKey.objects.exists()
@@ -163,9 +167,9 @@ def test_a_conflict_is_not_stored_either(client):
 
 @pytest.mark.django_db
 def test_without_a_key_a_repeat_is_a_duplicate_external_ref(client):
-    assert client.post(ORDERS, order_body(), format="json").status_code == 201
+    assert client.post(ORDERS, builders.partner_order(), format="json").status_code == 201
 
-    response = client.post(ORDERS, order_body(), format="json")
+    response = client.post(ORDERS, builders.partner_order(), format="json")
 
     assert_error(response, 409, "Order with externalRef PO-1001 already exists")
 
@@ -173,16 +177,20 @@ def test_without_a_key_a_repeat_is_a_duplicate_external_ref(client):
 @pytest.mark.django_db
 @pytest.mark.parametrize("key", ["", "k" * 256, "clé"])
 def test_malformed_idempotency_key_is_400(client, key):
-    response = post(client, order_body(), key)
+    response = post(client, builders.partner_order(), key)
 
     assert_error(response, 400, ["Idempotency-Key must be 1 to 255 printable ASCII characters"])
 
 
+def posted_25_hours_ago(client, key: str):
+    with time_machine.travel(timezone.now() - timedelta(hours=25), tick=False):
+        return post(client, builders.partner_order(), key)
+
+
 @pytest.mark.django_db
 def test_keys_expire_after_24_hours(client):
-    with time_machine.travel(timezone.now() - timedelta(hours=25), tick=False):
-        assert post(client, order_body(), "old-key").status_code == 201
-    assert post(client, order_body(externalRef="PO-2"), "fresh-key").status_code == 201
+    assert posted_25_hours_ago(client, "old-key").status_code == 201
+    assert post(client, builders.partner_order(externalRef="PO-2"), "fresh-key").status_code == 201
 
     assert expire_idempotency_keys() == 1
 
@@ -191,10 +199,9 @@ def test_keys_expire_after_24_hours(client):
 
 @pytest.mark.django_db
 def test_an_expired_key_not_yet_swept_is_a_new_key(client):
-    with time_machine.travel(timezone.now() - timedelta(hours=25), tick=False):
-        assert post(client, order_body(), "key-1").status_code == 201
+    assert posted_25_hours_ago(client, "key-1").status_code == 201
 
-    response = post(client, order_body(externalRef="PO-2"), "key-1")
+    response = post(client, builders.partner_order(externalRef="PO-2"), "key-1")
 
     assert response.status_code == 201, response.content
     assert "Idempotent-Replayed" not in response.headers
@@ -203,7 +210,7 @@ def test_an_expired_key_not_yet_swept_is_a_new_key(client):
 
 @pytest.mark.django_db
 def test_expiry_keeps_keys_younger_than_24_hours(client):
-    assert post(client, order_body(), "key-1").status_code == 201
+    assert post(client, builders.partner_order(), "key-1").status_code == 201
 
     assert idempotency_keys_expire(now=timezone.now() + timedelta(hours=23)) == 0
     assert idempotency_keys_expire(now=timezone.now() + timedelta(hours=24, seconds=1)) == 1
@@ -211,16 +218,16 @@ def test_expiry_keeps_keys_younger_than_24_hours(client):
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_requests_with_one_key_create_exactly_one_order(organization):
-    make_zone(organization)
-    issued = make_api_key(organization, "partner_a")
+    builders.zone(organization)
+    issued = builders.api_key(organization, "partner_a")
     threads = 12
     barrier = threading.Barrier(threads)
 
     def attempt(_):
         try:
             barrier.wait()
-            response = key_client(issued).post(
-                ORDERS, order_body(), format="json", HTTP_IDEMPOTENCY_KEY="race-key"
+            response = builders.key_client(issued).post(
+                ORDERS, builders.partner_order(), format="json", HTTP_IDEMPOTENCY_KEY="race-key"
             )
             return response.status_code, response.headers.get("Idempotent-Replayed"), response
         finally:
@@ -246,17 +253,17 @@ def test_concurrent_requests_with_one_key_create_exactly_one_order(organization)
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_retries_after_the_first_finished_all_replay(organization):
-    make_zone(organization)
-    issued = make_api_key(organization, "partner_a")
-    first = key_client(issued).post(
-        ORDERS, order_body(), format="json", HTTP_IDEMPOTENCY_KEY="retry-key"
+    builders.zone(organization)
+    issued = builders.api_key(organization, "partner_a")
+    first = builders.key_client(issued).post(
+        ORDERS, builders.partner_order(), format="json", HTTP_IDEMPOTENCY_KEY="retry-key"
     )
     assert first.status_code == 201
 
     def retry(_):
         try:
-            response = key_client(issued).post(
-                ORDERS, order_body(), format="json", HTTP_IDEMPOTENCY_KEY="retry-key"
+            response = builders.key_client(issued).post(
+                ORDERS, builders.partner_order(), format="json", HTTP_IDEMPOTENCY_KEY="retry-key"
             )
             return response.status_code, response.headers.get("Idempotent-Replayed")
         finally:

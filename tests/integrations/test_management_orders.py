@@ -5,33 +5,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from integrations.models import Order
+from tests import builders
 from tests.conftest import assert_error
-from tests.integrations.helpers import (
-    ALEX,
-    ALEX_GEODATA,
-    create_order,
-    events_named,
-    make_zone,
-    manager_client,
-    partner_client,
-)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def mitte(organization):
-    return make_zone(organization)
-
-
-@pytest.fixture
 def partner(organization, mitte):
-    return partner_client(organization)
-
-
-@pytest.fixture
-def manager(organization):
-    return manager_client(organization)[0]
+    return builders.partner_client(organization)
 
 
 @pytest.fixture
@@ -45,7 +27,9 @@ def orders_path(organization, suffix=""):
 
 def make_orders(partner, count, **overrides):
     for n in range(count):
-        assert create_order(partner, externalRef=f"R-{n:03d}", **overrides).status_code == 201
+        assert (
+            builders.create_order(partner, externalRef=f"R-{n:03d}", **overrides).status_code == 201
+        )
 
 
 def test_list_is_paginated_newest_first(manager, partner, organization):
@@ -74,7 +58,7 @@ def test_list_order_is_stable_when_creation_times_tie(manager, partner, organiza
 
 
 def test_list_item_shape(manager, partner, organization, mitte):
-    create_order(partner, weightKg=2.5, codAmount=12.5, temperatureClass="Chilled")
+    builders.create_order(partner, weightKg=2.5, codAmount=12.5, temperatureClass="Chilled")
 
     item = manager.get(orders_path(organization)).json()["items"][0]
 
@@ -131,9 +115,14 @@ def test_list_filters_by_status(manager, partner, organization):
 
 
 def test_list_filters_by_zone(manager, partner, organization):
-    alex = make_zone(organization, name="Alexanderplatz", geodata=ALEX_GEODATA)
-    create_order(partner, externalRef="IN-ALEX", dropoffLat=ALEX[0], dropoffLng=ALEX[1])
-    create_order(partner, externalRef="IN-MITTE")
+    alex = builders.zone(organization, name="Alexanderplatz", geodata=builders.ALEX_GEODATA)
+    builders.create_order(
+        partner,
+        externalRef="IN-ALEX",
+        dropoffLat=builders.ALEX[0],
+        dropoffLng=builders.ALEX[1],
+    )
+    builders.create_order(partner, externalRef="IN-MITTE")
 
     body = manager.get(orders_path(organization), {"zoneId": str(alex.id)}).json()
 
@@ -142,9 +131,13 @@ def test_list_filters_by_zone(manager, partner, organization):
 
 def test_list_filters_by_delivery_day_in_zone_time(manager, partner, organization):
     # 08:30 Berlin on Sunday 6 January; and 00:30 UTC on the 7th is still the 7th in Berlin.
-    create_order(partner, externalRef="SUNDAY", deliveryWindowStart="2030-01-06T08:30:00+01:00")
-    create_order(partner, externalRef="MONDAY", deliveryWindowStart="2030-01-07T09:00:00+01:00")
-    create_order(partner, externalRef="NO-WINDOW")
+    builders.create_order(
+        partner, externalRef="SUNDAY", deliveryWindowStart="2030-01-06T08:30:00+01:00"
+    )
+    builders.create_order(
+        partner, externalRef="MONDAY", deliveryWindowStart="2030-01-07T09:00:00+01:00"
+    )
+    builders.create_order(partner, externalRef="NO-WINDOW")
 
     sunday = manager.get(orders_path(organization), {"date": "2030-01-06"}).json()
     monday = manager.get(orders_path(organization), {"date": "2030-01-07"}).json()
@@ -160,7 +153,7 @@ def test_list_query_count_is_constant(manager, partner, organization, driver):
     with CaptureQueriesContext(connection) as few:
         manager.get(orders_path(organization))
     for n in range(10, 20):
-        create_order(partner, externalRef=f"R-{n}")
+        builders.create_order(partner, externalRef=f"R-{n}")
     for order in Order.objects.all()[:5]:
         manager.post(
             orders_path(organization, f"/{order.id}/transition"),
@@ -193,7 +186,7 @@ def test_bad_list_query_is_400(manager, organization, query, message):
 
 
 def test_detail_has_the_status_history_oldest_first(manager, partner, organization, driver):
-    create_order(partner)
+    builders.create_order(partner)
     order = Order.objects.get()
     manager.post(
         orders_path(organization, f"/{order.id}/transition"),
@@ -213,7 +206,7 @@ def test_detail_has_the_status_history_oldest_first(manager, partner, organizati
 
 
 def test_transition_answers_200_with_the_order(manager, partner, organization):
-    create_order(partner)
+    builders.create_order(partner)
     order = Order.objects.get()
 
     response = manager.post(
@@ -231,7 +224,7 @@ def test_transition_answers_200_with_the_order(manager, partner, organization):
 def test_transition_through_the_life_of_an_order_emits_every_event(
     manager, partner, organization, driver
 ):
-    create_order(partner)
+    builders.create_order(partner)
     order = Order.objects.get()
     path = orders_path(organization, f"/{order.id}/transition")
 
@@ -250,11 +243,11 @@ def test_transition_through_the_life_of_an_order_emits_every_event(
         "order.in_transit",
         "order.delivered",
     ):
-        assert len(events_named(name, organization)) == 1, name
+        assert len(builders.events_named(name, organization)) == 1, name
 
 
 def test_assigning_without_a_driver_is_400(manager, partner, organization):
-    create_order(partner)
+    builders.create_order(partner)
     order = Order.objects.get()
 
     response = manager.post(
@@ -267,7 +260,7 @@ def test_assigning_without_a_driver_is_400(manager, partner, organization):
 def test_assigning_an_unknown_or_foreign_driver_is_404(
     manager, partner, organization, other_organization
 ):
-    create_order(partner)
+    builders.create_order(partner)
     order = Order.objects.get()
     theirs = other_organization.drivers.create(name="Theirs")
     path = orders_path(organization, f"/{order.id}/transition")
@@ -278,7 +271,7 @@ def test_assigning_an_unknown_or_foreign_driver_is_404(
 
 
 def test_a_transition_not_in_the_machine_is_409(manager, partner, organization):
-    create_order(partner)
+    builders.create_order(partner)
     order = Order.objects.get()
 
     response = manager.post(
@@ -301,7 +294,7 @@ def test_a_transition_not_in_the_machine_is_409(manager, partner, organization):
     ],
 )
 def test_bad_transition_body_is_400(manager, partner, organization, body, message):
-    create_order(partner)
+    builders.create_order(partner)
     order = Order.objects.get()
 
     response = manager.post(
@@ -312,8 +305,8 @@ def test_bad_transition_body_is_400(manager, partner, organization, body, messag
 
 
 def test_another_organizations_order_is_404(manager, organization, other_organization):
-    make_zone(other_organization)
-    create_order(partner_client(other_organization))
+    builders.zone(other_organization)
+    builders.create_order(builders.partner_client(other_organization))
     theirs = Order.objects.get()
 
     assert_error(manager.get(orders_path(organization, f"/{theirs.id}")), 404, "Order not found")
@@ -334,7 +327,7 @@ def test_malformed_order_id_is_404(manager, organization):
 
 
 def test_admin_of_another_organization_gets_404(organization, other_organization):
-    outsider, _ = manager_client(other_organization, email="outsider@example.com")
+    outsider = builders.manager_client(other_organization, email="outsider@example.com")
 
     assert_error(outsider.get(orders_path(organization)), 404, "Organization not found")
 

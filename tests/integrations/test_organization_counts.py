@@ -4,16 +4,16 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.integrations.helpers import create_order, make_zone, partner_client
+from tests import builders
 
 pytestmark = pytest.mark.django_db
 
 
 def test_organization_list_counts_orders(provisioning_client, organization, other_organization):
-    make_zone(organization)
-    client = partner_client(organization)
+    builders.zone(organization)
+    client = builders.partner_client(organization)
     for n in range(3):
-        assert create_order(client, externalRef=f"C-{n}").status_code == 201
+        assert builders.create_order(client, externalRef=f"C-{n}").status_code == 201
 
     with CaptureQueriesContext(connection) as queries:
         body = provisioning_client.get("/api/provisioning/organizations").json()

@@ -12,8 +12,8 @@ from integrations.models import Order, OrderStatus, OrderStatusEvent
 from integrations.partner.services import held_orders_release
 from integrations.services.orders import order_transition
 from integrations.tasks import release_held_orders
+from tests import builders
 from tests.conftest import assert_error
-from tests.integrations.helpers import create_order, events_named, make_zone, partner_client
 
 pytestmark = pytest.mark.django_db
 
@@ -25,8 +25,8 @@ SUNDAY_MORNING = "2030-01-06T09:00:00+01:00"
 
 @pytest.fixture
 def client(organization):
-    make_zone(organization)
-    return partner_client(organization)
+    builders.zone(organization)
+    return builders.partner_client(organization)
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def move(order: Order, *statuses: str, driver=None) -> Order:
 
 
 def order_in(client, status: str, driver, ref: str = "PO-1001") -> Order:
-    assert create_order(client, externalRef=ref).status_code == 201
+    assert builders.create_order(client, externalRef=ref).status_code == 201
     order = Order.objects.get(external_ref=ref)
     path = {
         "pending": (),
@@ -62,7 +62,7 @@ def order_in(client, status: str, driver, ref: str = "PO-1001") -> Order:
 
 
 def test_read_returns_the_partner_order(client):
-    created = create_order(client, deliveryWindowStart=SUNDAY_MORNING).json()
+    created = builders.create_order(client, deliveryWindowStart=SUNDAY_MORNING).json()
 
     response = client.get(f"{ORDERS}/PO-1001")
 
@@ -127,7 +127,7 @@ def test_unknown_external_ref_is_404(client):
 
 
 def test_external_ref_with_slash_and_hash_is_readable(client):
-    assert create_order(client, externalRef="SO/2030#7").status_code == 201
+    assert builders.create_order(client, externalRef="SO/2030#7").status_code == 201
 
     response = client.get(f"{ORDERS}/SO/2030%237")
     slashed = client.get(f"{ORDERS}/SO/2030%237/")
@@ -141,7 +141,7 @@ def test_external_ref_with_slash_and_hash_is_readable(client):
 
 
 def test_release_moves_pending_to_dispatching(client, organization):
-    created = create_order(client).json()
+    created = builders.create_order(client).json()
 
     with time_machine.travel(NOW, tick=False):
         response = client.post(f"{ORDERS}/PO-1001/release")
@@ -162,7 +162,7 @@ def test_release_moves_pending_to_dispatching(client, organization):
 
 
 def test_releasing_again_answers_200_with_the_same_release(client):
-    create_order(client)
+    builders.create_order(client)
     with time_machine.travel(NOW, tick=False):
         first = client.post(f"{ORDERS}/PO-1001/release")
     second = client.post(f"{ORDERS}/PO-1001/release/")
@@ -188,12 +188,14 @@ def test_release_of_unknown_order_is_404(client):
 
 
 def test_release_sends_no_partner_event(client, organization):
-    create_order(client)
+    builders.create_order(client)
     client.post(f"{ORDERS}/PO-1001/release")
 
     names = set(organization.orders.get().status_events.values_list("to_status", flat=True))
     assert names == {"pending", "dispatching"}
-    assert [e.name for e in events_named("order.created", organization)] == ["order.created"]
+    assert [e.name for e in builders.events_named("order.created", organization)] == [
+        "order.created"
+    ]
 
 
 # ----- cancel -----
@@ -213,13 +215,13 @@ def test_cancel_is_allowed_before_pickup(client, driver, organization, status):
     assert body["externalRef"] == "PO-1001"
     last = OrderStatusEvent.objects.filter(to_status="cancelled").get()
     assert (last.from_status, last.reason) == (status, "Customer changed mind")
-    event = events_named("order.cancelled", organization)[0]
+    event = builders.events_named("order.cancelled", organization)[0]
     assert event.payload["status"] == "cancelled"
     assert event.payload["reason"] == "Customer changed mind"
 
 
 def test_cancel_without_a_body(client):
-    create_order(client)
+    builders.create_order(client)
 
     response = client.post(f"{ORDERS}/PO-1001/cancel")
 
@@ -237,7 +239,7 @@ def test_cancel_after_pickup_or_when_terminal_is_409(client, driver, status):
 
 
 def test_cancel_reason_too_long_is_400(client):
-    create_order(client)
+    builders.create_order(client)
 
     response = client.post(f"{ORDERS}/PO-1001/cancel", {"reason": "r" * 501}, format="json")
 
@@ -254,7 +256,7 @@ def test_cancel_of_unknown_order_is_404(client):
 
 def test_an_order_for_a_later_day_is_held_until_midnight_zone_time(client):
     with time_machine.travel(NOW, tick=False):
-        assert create_order(client, deliveryWindowStart=SUNDAY_MORNING).status_code == 201
+        assert builders.create_order(client, deliveryWindowStart=SUNDAY_MORNING).status_code == 201
 
     order = Order.objects.get()
     # 00:00 on Sunday in Berlin (+01:00) is 23:00 UTC on Saturday.
@@ -263,7 +265,7 @@ def test_an_order_for_a_later_day_is_held_until_midnight_zone_time(client):
 
 def test_an_order_for_today_is_not_held(client):
     with time_machine.travel(datetime(2030, 1, 6, 7, 0, tzinfo=UTC), tick=False):
-        assert create_order(client, deliveryWindowStart=SUNDAY_MORNING).status_code == 201
+        assert builders.create_order(client, deliveryWindowStart=SUNDAY_MORNING).status_code == 201
 
     assert Order.objects.get().held_until is None
 
@@ -271,15 +273,15 @@ def test_an_order_for_today_is_not_held(client):
 def test_midnight_is_counted_in_zone_time_not_utc(client):
     # 23:30 UTC on Saturday is already 00:30 on Sunday in Berlin: the order is for today.
     with time_machine.travel(datetime(2030, 1, 5, 23, 30, tzinfo=UTC), tick=False):
-        assert create_order(client, deliveryWindowStart=SUNDAY_MORNING).status_code == 201
+        assert builders.create_order(client, deliveryWindowStart=SUNDAY_MORNING).status_code == 201
 
     assert Order.objects.get().held_until is None
 
 
 def test_held_orders_are_released_at_midnight_of_their_day(client, organization):
     with time_machine.travel(NOW, tick=False):
-        create_order(client, deliveryWindowStart=SUNDAY_MORNING)
-        create_order(client, externalRef="TODAY")
+        builders.create_order(client, deliveryWindowStart=SUNDAY_MORNING)
+        builders.create_order(client, externalRef="TODAY")
 
     with time_machine.travel(datetime(2030, 1, 5, 22, 59, tzinfo=UTC), tick=False):
         assert release_held_orders() == 0
@@ -298,7 +300,7 @@ def test_held_orders_are_released_at_midnight_of_their_day(client, organization)
 
 def test_a_held_order_released_by_hand_is_not_released_again(client):
     with time_machine.travel(NOW, tick=False):
-        create_order(client, deliveryWindowStart=SUNDAY_MORNING)
+        builders.create_order(client, deliveryWindowStart=SUNDAY_MORNING)
         client.post(f"{ORDERS}/PO-1001/release")
 
     assert held_orders_release(now=datetime(2030, 1, 6, 8, tzinfo=UTC)) == 0
@@ -307,7 +309,7 @@ def test_a_held_order_released_by_hand_is_not_released_again(client):
 
 def test_a_held_order_cancelled_before_its_day_stays_cancelled(client):
     with time_machine.travel(NOW, tick=False):
-        create_order(client, deliveryWindowStart=SUNDAY_MORNING)
+        builders.create_order(client, deliveryWindowStart=SUNDAY_MORNING)
         client.post(f"{ORDERS}/PO-1001/cancel")
 
     assert held_orders_release(now=datetime(2030, 1, 6, 8, tzinfo=UTC)) == 0

@@ -6,10 +6,9 @@ import pytest
 
 from integrations.models import Order, OrderStatusEvent
 from integrations.services import sandbox
-from tests.conftest import assert_error, key_client, make_api_key
-from tests.integrations.helpers import create_order, make_zone, manager_client
-from tests.integrations.test_admin_orders import act, admin_client_for
-from tests.tracking.conftest import advance, make_driver
+from tests import builders
+from tests.conftest import assert_error
+from tests.integrations.test_admin_orders import act
 from tests.webhooks.conftest import dead_broker, test_broker  # noqa: F401 - fixtures, by name
 from webhooks.models import Event
 
@@ -18,22 +17,17 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def _zone(organization):
-    return make_zone(organization)
-
-
-@pytest.fixture
-def manager(organization):
-    return manager_client(organization)[0]
+    return builders.zone(organization)
 
 
 @pytest.fixture
 def test_key_client(organization):
-    return key_client(make_api_key(organization, "partner_a", test=True))
+    return builders.key_client(builders.api_key(organization, "partner_a", test=True))
 
 
 @pytest.fixture
 def live_key_client(organization):
-    return key_client(make_api_key(organization, "partner_b"))
+    return builders.key_client(builders.api_key(organization, "partner_b"))
 
 
 def simulate(client, order: Order, body=None):
@@ -43,7 +37,7 @@ def simulate(client, order: Order, body=None):
 
 def order_of(client, ref: str, family: str = "partner-a") -> Order:
     path = f"/api/integrations/{family}/orders"
-    assert create_order(client, path, externalRef=ref).status_code == 201
+    assert builders.create_order(client, path, externalRef=ref).status_code == 201
     return Order.objects.get(external_ref=ref)
 
 
@@ -101,8 +95,8 @@ def test_an_order_of_a_live_key_is_refused(manager, live_key_client):
 
 
 def test_an_order_without_a_key_is_refused(manager, organization):
-    issued = make_api_key(organization, "partner_c", test=True)
-    order = order_of(key_client(issued), "OLD-1", "partner-c")
+    issued = builders.api_key(organization, "partner_c", test=True)
+    order = order_of(builders.key_client(issued), "OLD-1", "partner-c")
     Order.objects.filter(pk=order.pk).update(api_key=None)  # created before keys were recorded
 
     assert_error(simulate(manager, order), 409, "Order OLD-1 was not created with a test key")
@@ -122,7 +116,9 @@ def test_an_order_without_a_key_is_refused(manager, organization):
 def test_a_terminal_order_gets_the_status_machines_409(
     manager, test_key_client, organization, statuses, outcome, message
 ):
-    order = advance(order_of(test_key_client, "SB-1"), *statuses, driver=make_driver(organization))
+    order = builders.advance(
+        order_of(test_key_client, "SB-1"), *statuses, driver=builders.driver(organization)
+    )
 
     assert_error(simulate(manager, order, {"outcome": outcome}), 409, message)
 
@@ -147,7 +143,7 @@ def test_bad_requests_are_400(manager, test_key_client, body, message):
 
 def test_another_organizations_order_is_404(test_key_client, other_organization):
     order = order_of(test_key_client, "SB-1")
-    stranger = manager_client(other_organization, email="stranger@example.com")[0]
+    stranger = builders.manager_client(other_organization, email="stranger@example.com")
     path = f"/api/manage/organizations/{other_organization.id}/orders/{order.id}/simulate"
 
     assert_error(stranger.post(path, {"outcome": "delivered"}, format="json"), 404)
@@ -179,7 +175,7 @@ def test_a_step_is_safe_to_run_twice(organization, test_key_client):
 
 def test_a_step_stops_when_someone_else_moved_the_order(organization, test_key_client):
     order = order_of(test_key_client, "SB-1")
-    advance(order, "cancelled")
+    builders.advance(order, "cancelled")
 
     entered = sandbox.order_simulation_step(
         order_id=str(order.id),
@@ -217,7 +213,7 @@ def test_admin_actions_simulate_test_orders_and_refuse_the_others(
 ):
     sandboxed = order_of(test_key_client, "SB-1")
     live = order_of(live_key_client, "LIVE-1", "partner-b")
-    client, _ = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     response = act(client, "simulate_delivered", [sandboxed, live])
 

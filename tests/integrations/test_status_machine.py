@@ -8,11 +8,10 @@ from integrations.models import Order, OrderStatus, OrderStatusEvent
 from integrations.services.orders import (
     ALLOWED_TRANSITIONS,
     TRANSITION_VERBS,
-    order_insert,
     order_transition,
 )
 from tenants.errors import DriverNotFound
-from tests.integrations.helpers import DELIVERY_DAY, create_order, make_zone, partner_client
+from tests import builders
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -53,12 +52,8 @@ def driver(organization):
 
 
 def new_order(organization, family="partner", ref="R-1") -> Order:
-    return order_insert(
-        organization_id=organization.id,
-        family=family,
-        platform="partner_a" if family == "partner" else "erp",
-        external_ref=ref,
-        dropoff_address="Somewhere 1",
+    return builders.order_row(
+        organization, family=family, external_ref=ref, dropoff_address="Somewhere 1"
     )
 
 
@@ -230,10 +225,12 @@ def test_entering_dispatching_sets_released_at_once(organization, driver):
 
 @pytest.mark.parametrize("path", [["cancelled"], ["assigned", "failed"]])
 def test_cancelled_and_failed_orders_free_their_window_place(organization, driver, path):
-    make_zone(organization, window_capacity=1)
-    client = partner_client(organization)
+    builders.zone(organization, window_capacity=1)
+    client = builders.partner_client(organization)
     assert (
-        create_order(client, deliveryWindowStart=f"{DELIVERY_DAY}T09:00:00+01:00").status_code
+        builders.create_order(
+            client, deliveryWindowStart=f"{builders.DELIVERY_DAY}T09:00:00+01:00"
+        ).status_code
         == 201
     )
     order = Order.objects.get()

@@ -5,27 +5,27 @@ import pytest
 
 from integrations.models import Order
 from tenants.services import api_key_revoke
-from tests.conftest import assert_error, key_client, make_api_key
-from tests.integrations.helpers import create_order, make_zone, order_body, partner_client
+from tests import builders
+from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def ours(organization):
-    make_zone(organization)
-    return partner_client(organization)
+    builders.zone(organization)
+    return builders.partner_client(organization)
 
 
 @pytest.fixture
 def theirs(other_organization):
-    make_zone(other_organization)
-    return partner_client(other_organization)
+    builders.zone(other_organization)
+    return builders.partner_client(other_organization)
 
 
 @pytest.mark.parametrize("action", ["get", "release", "cancel"])
 def test_another_organizations_external_ref_is_404(ours, theirs, action):
-    assert create_order(theirs, externalRef="THEIRS-1").status_code == 201
+    assert builders.create_order(theirs, externalRef="THEIRS-1").status_code == 201
     path = "/api/integrations/partner-a/orders/THEIRS-1"
 
     response = ours.get(path) if action == "get" else ours.post(f"{path}/{action}")
@@ -56,12 +56,12 @@ def test_erp_orders_are_not_partner_orders(ours, organization):
     ],
 )
 def test_key_of_another_platform_is_403(organization, platform, path, integration):
-    client = partner_client(organization, platform)
+    client = builders.partner_client(organization, platform)
 
     if "windows" in path or path.endswith("X-1"):
         response = client.get(path)
     else:
-        response = client.post(path, order_body(), format="json")
+        response = client.post(path, builders.partner_order(), format="json")
 
     assert_error(response, 403, f"API key does not match {integration} integration")
 
@@ -70,11 +70,11 @@ def test_key_of_another_platform_is_403(organization, platform, path, integratio
     ("platform", "integration"), [("partner_b", "partner-b"), ("partner_c", "partner-c")]
 )
 def test_partner_b_and_c_are_served_the_same_way(organization, platform, integration):
-    make_zone(organization)
-    client = partner_client(organization, platform)
+    builders.zone(organization)
+    client = builders.partner_client(organization, platform)
     base = f"/api/integrations/{integration}"
 
-    created = create_order(client, path=f"{base}/orders")
+    created = builders.create_order(client, path=f"{base}/orders")
     read = client.get(f"{base}/orders/PO-1001")
     windows = client.get(f"{base}/delivery-windows", {"zone": "Mitte", "date": "2030-01-06"})
 
@@ -85,17 +85,19 @@ def test_partner_b_and_c_are_served_the_same_way(organization, platform, integra
 
 
 def test_missing_key_is_401(api_client):
-    response = api_client.post("/api/integrations/partner-a/orders", order_body(), format="json")
+    response = api_client.post(
+        "/api/integrations/partner-a/orders", builders.partner_order(), format="json"
+    )
 
     assert_error(response, 401, "Missing X-API-Key header")
 
 
 def test_revoked_key_is_401(organization):
-    make_zone(organization)
-    issued = make_api_key(organization, "partner_a")
+    builders.zone(organization)
+    issued = builders.api_key(organization, "partner_a")
     api_key_revoke(api_key=issued.api_key)
-    response = key_client(issued).post(
-        "/api/integrations/partner-a/orders", order_body(), format="json"
+    response = builders.key_client(issued).post(
+        "/api/integrations/partner-a/orders", builders.partner_order(), format="json"
     )
 
     assert_error(response, 401, "Invalid API key")

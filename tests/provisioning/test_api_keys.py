@@ -9,6 +9,19 @@ from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db
 
+#: the fields of an API key in every answer (contract "Provisioning")
+KEY_FIELDS = {
+    "id",
+    "name",
+    "apiKey",
+    "platform",
+    "test",
+    "webhookUrl",
+    "webhookEvents",
+    "isActive",
+    "createdAt",
+}
+
 HELLO = "/api/bench/hello-auth"
 
 
@@ -42,18 +55,7 @@ def test_create_key_returns_full_value_and_webhook_secret_once(provisioning_clie
 
     assert response.status_code == 201
     body = response.json()
-    assert set(body) == {
-        "id",
-        "name",
-        "apiKey",
-        "webhookSecret",
-        "platform",
-        "test",
-        "webhookUrl",
-        "webhookEvents",
-        "isActive",
-        "createdAt",
-    }
+    assert set(body) == KEY_FIELDS | {"webhookSecret"}  # the secret shows once, here
     assert body["apiKey"].startswith("sk_partner_a_")
     assert len(body["apiKey"]) >= len("sk_partner_a_") + 32
     assert body["webhookSecret"].startswith("whsec_")
@@ -116,18 +118,7 @@ def test_list_masks_values_and_shows_last_used(provisioning_client, organization
     assert item["apiKey"] == created["apiKey"][: len("sk_partner_a_") + 4] + "****"
     assert "webhookSecret" not in item
     assert item["lastUsedAt"] is not None
-    assert set(item) == {
-        "id",
-        "name",
-        "apiKey",
-        "platform",
-        "test",
-        "webhookUrl",
-        "webhookEvents",
-        "isActive",
-        "createdAt",
-        "lastUsedAt",
-    }
+    assert set(item) == KEY_FIELDS | {"lastUsedAt"}
 
 
 def test_rotate_invalidates_the_old_value_at_once(provisioning_client, organization):

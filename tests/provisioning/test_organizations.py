@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 
 from provisioning.models import Invite
 from tenants.models import Driver, Membership, User
-from tests.conftest import assert_error, make_organization
+from tests import builders
+from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db
 
@@ -269,24 +270,22 @@ def test_reset_password_generates_a_temporary_one(provisioning_client):
     assert User.objects.get(pk=user_id).check_password(body["temporaryPassword"])
 
 
+def reset_password(provisioning_client, user_id, password: str):
+    return provisioning_client.post(
+        f"/api/provisioning/admins/{user_id}/reset-password", {"password": password}, format="json"
+    )
+
+
 def test_reset_password_with_given_password(provisioning_client):
     user_id = create_org(provisioning_client).json()["admin"]["id"]
-    response = provisioning_client.post(
-        f"/api/provisioning/admins/{user_id}/reset-password",
-        {"password": "a-Good-passphrase-7"},
-        format="json",
-    )
+    response = reset_password(provisioning_client, user_id, "a-Good-passphrase-7")
     assert response.json() == {"ok": True, "email": "ada@example.com"}
     assert User.objects.get(pk=user_id).check_password("a-Good-passphrase-7")
 
 
 def test_reset_password_refuses_a_weak_one(provisioning_client):
     user_id = create_org(provisioning_client).json()["admin"]["id"]
-    response = provisioning_client.post(
-        f"/api/provisioning/admins/{user_id}/reset-password",
-        {"password": "password"},
-        format="json",
-    )
+    response = reset_password(provisioning_client, user_id, "password")
     body = assert_error(response, 400)
     assert any("too common" in m for m in body["message"])
 
@@ -323,5 +322,5 @@ def test_rate_limit_can_be_switched_off(provisioning_client, settings):
 
 
 def test_organization_fixture_helper_is_isolated():
-    first, second = make_organization(), make_organization()
+    first, second = builders.organization(), builders.organization()
     assert first.slug != second.slug

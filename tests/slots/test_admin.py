@@ -4,27 +4,14 @@ services (events included), and the seed action (contract "Management API")."""
 import json
 
 import pytest
-from django.test import Client
 
 from slots import services as slot_services
 from slots.models import SlotPolicy, SlotTemplate
-from tenants.models import Membership, User
-from tests.slots.helpers import ALEX_GEODATA, events_named, make_template, make_zone
+from tests import builders
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "a-Strong-passphrase-42"
 VAN = [{"vehicleType": "van", "count": 2, "maxOrdersPerVehicle": 6}]
-
-
-def admin_client_for(organization, email="slots@example.com") -> Client:
-    user = User.objects.create_user(email=email, password=PASSWORD)
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    client = Client()
-    assert client.login(username=email, password=PASSWORD)
-    return client
 
 
 def _template_form(zone, **overrides) -> dict:
@@ -41,9 +28,9 @@ def _template_form(zone, **overrides) -> dict:
 
 
 def test_org_admin_sees_only_their_templates(organization, other_organization):
-    ours = make_template(make_zone(organization, "Ours"), start="08:00")
-    theirs = make_template(make_zone(other_organization, "Theirs"), start="09:00")
-    client = admin_client_for(organization)
+    ours = builders.slot_template(builders.slot_zone(organization, "Ours"), start="08:00")
+    theirs = builders.slot_template(builders.slot_zone(other_organization, "Theirs"), start="09:00")
+    client = builders.admin_site_client(organization)
 
     listing = client.get("/admin/slots/slottemplate/")
     assert listing.status_code == 200
@@ -55,8 +42,8 @@ def test_org_admin_sees_only_their_templates(organization, other_organization):
 
 
 def test_adding_a_template_goes_through_the_service(organization):
-    zone = make_zone(organization)
-    client = admin_client_for(organization)
+    zone = builders.slot_zone(organization)
+    client = builders.admin_site_client(organization)
 
     response = client.post("/admin/slots/slottemplate/add/", _template_form(zone))
 
@@ -67,7 +54,7 @@ def test_adding_a_template_goes_through_the_service(organization):
         12,
         60,
     )
-    assert len(events_named("erp.slots.updated", organization)) == 1
+    assert len(builders.events_named("erp.slots.updated", organization)) == 1
 
 
 @pytest.mark.parametrize(
@@ -79,8 +66,8 @@ def test_adding_a_template_goes_through_the_service(organization):
     ],
 )
 def test_admin_refuses_bad_templates(organization, overrides, error):
-    zone = make_zone(organization)
-    response = admin_client_for(organization).post(
+    zone = builders.slot_zone(organization)
+    response = builders.admin_site_client(organization).post(
         "/admin/slots/slottemplate/add/", _template_form(zone, **overrides)
     )
     assert response.status_code == 200
@@ -89,19 +76,19 @@ def test_admin_refuses_bad_templates(organization, overrides, error):
 
 
 def test_admin_offers_only_slot_zones_of_the_admins_organizations(organization, other_organization):
-    make_zone(organization, "Depot", purpose="dispatch")
-    ours = make_zone(organization, "Ours", geodata=ALEX_GEODATA)
-    make_zone(other_organization, "Theirs")
-    page = admin_client_for(organization).get("/admin/slots/slottemplate/add/").content
+    builders.slot_zone(organization, "Depot", purpose="dispatch")
+    ours = builders.slot_zone(organization, "Ours", geodata=builders.ALEX_GEODATA)
+    builders.slot_zone(other_organization, "Theirs")
+    page = builders.admin_site_client(organization).get("/admin/slots/slottemplate/add/").content
     assert str(ours.id).encode() in page
     assert b"Depot" not in page
     assert b"Theirs" not in page
 
 
 def test_admin_refuses_a_duplicate_start(organization):
-    zone = make_zone(organization)
-    make_template(zone, day_of_week=1, start="08:00")
-    response = admin_client_for(organization).post(
+    zone = builders.slot_zone(organization)
+    builders.slot_template(zone, day_of_week=1, start="08:00")
+    response = builders.admin_site_client(organization).post(
         "/admin/slots/slottemplate/add/", _template_form(zone)
     )
     assert response.status_code == 200
@@ -110,9 +97,9 @@ def test_admin_refuses_a_duplicate_start(organization):
 
 
 def test_editing_a_template_in_admin_emits_the_event(organization):
-    zone = make_zone(organization)
-    template = make_template(zone, day_of_week=1, start="08:00")
-    client = admin_client_for(organization)
+    zone = builders.slot_zone(organization)
+    template = builders.slot_template(zone, day_of_week=1, start="08:00")
+    client = builders.admin_site_client(organization)
     response = client.post(
         f"/admin/slots/slottemplate/{template.pk}/change/",
         _template_form(zone, start_time="09:00"),
@@ -120,25 +107,25 @@ def test_editing_a_template_in_admin_emits_the_event(organization):
     assert response.status_code == 302
     template.refresh_from_db()
     assert template.start_time.hour == 9
-    (event,) = events_named("erp.slots.updated", organization)
+    (event,) = builders.events_named("erp.slots.updated", organization)
     assert event.payload["slots"][0]["startTime"] == "09:00"
 
 
 def test_deleting_a_template_in_admin_takes_it_out_of_use(organization):
-    zone = make_zone(organization)
-    template = make_template(zone)
-    client = admin_client_for(organization)
+    zone = builders.slot_zone(organization)
+    template = builders.slot_template(zone)
+    client = builders.admin_site_client(organization)
     response = client.post(f"/admin/slots/slottemplate/{template.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
     template.refresh_from_db()
     assert template.deleted_at is not None
-    assert events_named("erp.slots.updated", organization)[-1].payload["slots"] == []
+    assert builders.events_named("erp.slots.updated", organization)[-1].payload["slots"] == []
 
 
 def test_seed_action_creates_templates_for_the_policys_organization(organization):
-    make_zone(organization)
+    builders.slot_zone(organization)
     policy = slot_services.slot_policy_get_or_create(organization_id=organization.id)
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     response = client.post(
         "/admin/slots/slotpolicy/",
@@ -154,7 +141,7 @@ def test_seed_action_creates_templates_for_the_policys_organization(organization
 def test_org_admin_edits_only_their_policy(organization, other_organization):
     ours = slot_services.slot_policy_get_or_create(organization_id=organization.id)
     theirs = slot_services.slot_policy_get_or_create(organization_id=other_organization.id)
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     assert client.get(f"/admin/slots/slotpolicy/{theirs.pk}/change/").status_code in (302, 403, 404)
     response = client.post(
         f"/admin/slots/slotpolicy/{ours.pk}/change/",

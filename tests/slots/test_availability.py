@@ -8,46 +8,19 @@ import time_machine
 
 from integrations.models import Order
 from slots import services as slot_services
-from tests.conftest import assert_error, key_client, make_api_key, make_organization
-from tests.slots.helpers import (
-    ALEX,
-    ALEX_GEODATA,
-    HAMBURG,
-    MITTE,
-    SUNDAY,
-    book,
-    erp_client,
-    make_template,
-    make_zone,
-    order_cancel,
-    order_deliver,
-    order_fail,
-    standard_client,
-)
+from tests import builders
+from tests.conftest import assert_error
 from zones import services as zone_services
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
 BULK = "/api/public/delivery-slots/availability/bulk"
 SINGLE = "/api/public/delivery-slots/availability"
-#: Tuesday 1 January 2030, 09:00 UTC: the Sunday after is bookable
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture(autouse=True)
-def _frozen_now():
-    with time_machine.travel(NOW, tick=False):
-        yield
-
-
-@pytest.fixture
-def zone(organization):
-    return make_zone(organization)
 
 
 @pytest.fixture
 def client(organization):
-    return standard_client(organization)
+    return builders.standard_client(organization)
 
 
 def bulk(client, **params):
@@ -55,9 +28,9 @@ def bulk(client, **params):
 
 
 def test_bulk_lists_every_date_inclusive_with_slots_ascending_by_start(client, zone):
-    noon = make_template(zone, day_of_week=0, start="12:00")
-    morning = make_template(zone, day_of_week=0, start="08:00")
-    monday = make_template(zone, day_of_week=1, start="08:00")
+    noon = builders.slot_template(zone, day_of_week=0, start="12:00")
+    morning = builders.slot_template(zone, day_of_week=0, start="08:00")
+    monday = builders.slot_template(zone, day_of_week=1, start="08:00")
 
     response = bulk(client, zoneId=zone.id, startDate="2030-01-05", endDate="2030-01-07")
 
@@ -75,7 +48,7 @@ def test_bulk_lists_every_date_inclusive_with_slots_ascending_by_start(client, z
 
 
 def test_entry_carries_every_field_of_the_contract(client, zone):
-    template = make_template(zone, day_of_week=0, start="08:00", duration=240, cutoff=120)
+    template = builders.slot_template(zone, day_of_week=0, start="08:00", duration=240, cutoff=120)
 
     body = bulk(client, zoneId=zone.id, startDate="2030-01-06", endDate="2030-01-07").json()
 
@@ -102,7 +75,7 @@ def test_entry_carries_every_field_of_the_contract(client, zone):
 
 
 def test_capacity_is_the_sum_of_count_times_max_orders_per_vehicle(client, zone):
-    make_template(
+    builders.slot_template(
         zone,
         vehicle_capacity=[
             {"vehicleType": "van", "count": 2, "maxOrdersPerVehicle": 10},
@@ -115,14 +88,14 @@ def test_capacity_is_the_sum_of_count_times_max_orders_per_vehicle(client, zone)
 
 
 def test_booked_counts_active_orders_and_not_cancelled_or_failed_ones(organization, client, zone):
-    template = make_template(zone, capacity=10)
-    erp = erp_client(organization)
+    template = builders.slot_template(zone, capacity=10)
+    erp = builders.erp_client(organization)
     for n in range(5):
-        assert book(erp, template, SUNDAY, ref=f"SO-{n}").status_code == 201
+        assert builders.book(erp, template, builders.SUNDAY, ref=f"SO-{n}").status_code == 201
     orders = {order.external_ref: order for order in Order.objects.all()}
-    order_cancel(orders["SO-0"])
-    order_fail(orders["SO-1"])
-    order_deliver(orders["SO-2"])  # delivered stays counted: it used the slot
+    builders.order_cancel(orders["SO-0"])
+    builders.order_fail(orders["SO-1"])
+    builders.order_deliver(orders["SO-2"])  # delivered stays counted: it used the slot
 
     slot = bulk(client, zoneId=zone.id, startDate="2030-01-06", endDate="2030-01-07").json()[
         "dates"
@@ -132,10 +105,10 @@ def test_booked_counts_active_orders_and_not_cancelled_or_failed_ones(organizati
 
 
 def test_a_full_slot_is_not_bookable(organization, client, zone):
-    template = make_template(zone, capacity=2)
-    erp = erp_client(organization)
-    assert book(erp, template, SUNDAY, ref="SO-1").status_code == 201
-    assert book(erp, template, SUNDAY, ref="SO-2").status_code == 201
+    template = builders.slot_template(zone, capacity=2)
+    erp = builders.erp_client(organization)
+    assert builders.book(erp, template, builders.SUNDAY, ref="SO-1").status_code == 201
+    assert builders.book(erp, template, builders.SUNDAY, ref="SO-2").status_code == 201
 
     slot = bulk(client, zoneId=zone.id, startDate="2030-01-06", endDate="2030-01-07").json()[
         "dates"
@@ -145,7 +118,7 @@ def test_a_full_slot_is_not_bookable(organization, client, zone):
 
 
 def test_slots_of_a_disabled_zone_are_shown_but_not_bookable(client, zone):
-    make_template(zone)
+    builders.slot_template(zone)
     zone_services.zone_update(zone=zone, enabled=False)
 
     slot = bulk(client, zoneId=zone.id, startDate="2030-01-06", endDate="2030-01-07").json()[
@@ -156,7 +129,7 @@ def test_slots_of_a_disabled_zone_are_shown_but_not_bookable(client, zone):
 
 
 def test_bookable_turns_false_at_the_cutoff_instant_exactly(client, zone):
-    make_template(zone, start="08:00", cutoff=120)
+    builders.slot_template(zone, start="08:00", cutoff=120)
     cutoff = datetime(2030, 1, 6, 5, 0, tzinfo=UTC)  # 08:00+01:00 minus 2 hours
 
     def bookable_at(moment):
@@ -171,8 +144,8 @@ def test_bookable_turns_false_at_the_cutoff_instant_exactly(client, zone):
 
 def test_windows_follow_daylight_saving_time(client, zone):
     # Europe/Berlin moves to summer time at 02:00 on Sunday 31 March 2030.
-    make_template(zone, day_of_week=0, start="00:00", duration=240, cutoff=60)
-    make_template(zone, day_of_week=0, start="08:00", duration=240, cutoff=120)
+    builders.slot_template(zone, day_of_week=0, start="00:00", duration=240, cutoff=60)
+    builders.slot_template(zone, day_of_week=0, start="08:00", duration=240, cutoff=120)
 
     body = bulk(client, zoneId=zone.id, startDate="2030-03-24", endDate="2030-03-31").json()
     winter, summer = body["dates"][0]["slots"], body["dates"][-1]["slots"]
@@ -190,7 +163,7 @@ def test_windows_follow_daylight_saving_time(client, zone):
 
 
 def test_a_slot_ending_at_midnight_ends_at_00_00_of_the_next_day(client, zone):
-    make_template(zone, day_of_week=0, start="20:00", duration=240)
+    builders.slot_template(zone, day_of_week=0, start="20:00", duration=240)
     slot = bulk(client, zoneId=zone.id, startDate="2030-01-06", endDate="2030-01-07").json()[
         "dates"
     ][0]["slots"][0]
@@ -202,7 +175,7 @@ def test_a_slot_ending_at_midnight_ends_at_00_00_of_the_next_day(client, zone):
 
 
 def test_deleted_templates_are_no_longer_offered(client, zone):
-    template = make_template(zone)
+    template = builders.slot_template(zone)
     slot_services.slot_template_delete(template=template)
     body = bulk(client, zoneId=zone.id, startDate="2030-01-06", endDate="2030-01-07").json()
     assert body["dates"][0]["slots"] == []
@@ -212,9 +185,9 @@ def test_deleted_templates_are_no_longer_offered(client, zone):
 
 
 def test_lat_lng_picks_the_smallest_enabled_slot_zone_containing_the_point(organization, client):
-    mitte = make_zone(organization, "Mitte")
-    alex = make_zone(organization, "Alex", geodata=ALEX_GEODATA)
-    make_zone(
+    mitte = builders.slot_zone(organization, "Mitte")
+    alex = builders.slot_zone(organization, "Alex", geodata=builders.ALEX_GEODATA)
+    builders.slot_zone(
         organization,
         "Alex dispatch",
         geodata={
@@ -229,19 +202,19 @@ def test_lat_lng_picks_the_smallest_enabled_slot_zone_containing_the_point(organ
         assert response.status_code == 200, response.content
         return response.json()["polygonId"]
 
-    assert polygon_at(*ALEX) == str(alex.id)
-    assert polygon_at(*MITTE) == str(mitte.id)
+    assert polygon_at(*builders.ALEX) == str(alex.id)
+    assert polygon_at(*builders.MITTE) == str(mitte.id)
     zone_services.zone_update(zone=alex, enabled=False)
-    assert polygon_at(*ALEX) == str(mitte.id)
+    assert polygon_at(*builders.ALEX) == str(mitte.id)
 
 
 def test_zone_id_wins_over_lat_lng(organization, client, zone):
-    alex = make_zone(organization, "Alex", geodata=ALEX_GEODATA)
+    alex = builders.slot_zone(organization, "Alex", geodata=builders.ALEX_GEODATA)
     response = bulk(
         client,
         zoneId=zone.id,
-        lat=ALEX[0],
-        lng=ALEX[1],
+        lat=builders.ALEX[0],
+        lng=builders.ALEX[1],
         startDate="2030-01-06",
         endDate="2030-01-07",
     )
@@ -249,15 +222,15 @@ def test_zone_id_wins_over_lat_lng(organization, client, zone):
 
 
 def test_a_zone_of_purpose_both_serves_slots(organization, client):
-    both = make_zone(organization, "Both", purpose="both")
-    make_template(both)
+    both = builders.slot_zone(organization, "Both", purpose="both")
+    builders.slot_template(both)
     body = bulk(client, zoneId=both.id, startDate="2030-01-06", endDate="2030-01-07").json()
     assert len(body["dates"][0]["slots"]) == 1
 
 
 def test_any_platform_key_may_read_availability(organization, zone):
     for platform in ("partner_a", "erp", "standard"):
-        client = key_client(make_api_key(organization, platform))
+        client = builders.key_client(builders.api_key(organization, platform))
         response = bulk(client, zoneId=zone.id, startDate="2030-01-06", endDate="2030-01-07")
         assert response.status_code == 200, (platform, response.content)
 
@@ -371,20 +344,24 @@ def test_unknown_zone_id_is_404(client):
 
 
 def test_another_organizations_zone_is_404_like_an_unknown_one(client):
-    foreign = make_zone(make_organization("Elsewhere"))
+    foreign = builders.slot_zone(builders.organization("Elsewhere"))
     response = bulk(client, zoneId=foreign.id, startDate="2030-01-06", endDate="2030-01-07")
     assert_error(response, 404, "Zone not found")
 
 
 def test_a_dispatch_only_zone_is_not_a_slot_zone(organization, client):
-    dispatch = make_zone(organization, "Depot", purpose="dispatch")
+    dispatch = builders.slot_zone(organization, "Depot", purpose="dispatch")
     response = bulk(client, zoneId=dispatch.id, startDate="2030-01-06", endDate="2030-01-07")
     assert_error(response, 404, "Zone not found")
 
 
 def test_coordinates_outside_every_slot_zone_are_404(client, zone):
     response = bulk(
-        client, lat=HAMBURG[0], lng=HAMBURG[1], startDate="2030-01-06", endDate="2030-01-07"
+        client,
+        lat=builders.HAMBURG[0],
+        lng=builders.HAMBURG[1],
+        startDate="2030-01-06",
+        endDate="2030-01-07",
     )
     assert_error(response, 404, "No active zones found for the given coordinates")
 
@@ -393,8 +370,10 @@ def test_coordinates_outside_every_slot_zone_are_404(client, zone):
 
 
 def test_single_date_form_by_lat_lng(client, zone):
-    template = make_template(zone)
-    response = client.get(SINGLE, {"lat": MITTE[0], "lng": MITTE[1], "date": "2030-01-06"})
+    template = builders.slot_template(zone)
+    response = client.get(
+        SINGLE, {"lat": builders.MITTE[0], "lng": builders.MITTE[1], "date": "2030-01-06"}
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert set(body) == {"polygonId", "polygonName", "date", "slots"}
@@ -408,7 +387,7 @@ def test_single_date_form_by_lat_lng(client, zone):
 
 
 def test_single_date_form_by_zone_id_and_a_day_without_slots(client, zone):
-    make_template(zone)
+    builders.slot_template(zone)
     body = client.get(SINGLE, {"zoneId": zone.id, "date": "2030-01-07"}).json()
     assert body["slots"] == []
 

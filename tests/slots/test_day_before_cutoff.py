@@ -6,42 +6,26 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
 import time_machine
-from django.test import Client
 
-from slots import services as slot_services
 from slots.models import SlotTemplate
-from tenants.models import Membership, User
+from tests import builders
 from tests.conftest import assert_error
-from tests.slots.helpers import (
-    PASSWORD,
-    SUNDAY,
-    book,
-    erp_client,
-    events_named,
-    make_zone,
-    manager_client,
-    standard_client,
-)
 
 pytestmark = pytest.mark.django_db
 
 CUTOFF_PASSED = "Booking cutoff has passed for this slot"
 
 
-@pytest.fixture
-def zone(organization):
-    return make_zone(organization)
-
-
 def day_before_template(
     zone, *, day_of_week: int, at: time, start: time = time(8, 0), duration: int = 240
 ):
-    return slot_services.slot_template_create(
-        organization=zone.organization,
-        zone=zone,
+    return builders.slot_template(
+        zone,
         day_of_week=day_of_week,
-        start_time=start,
-        duration_minutes=duration,
+        start=start,
+        duration=duration,
+        cutoff=None,
+        capacity=None,
         cutoff_day_before_at=at,
     )
 
@@ -58,24 +42,19 @@ def entry(client, zone, day: date) -> dict:
 
 def assert_boundary(organization, zone, template, day: date, cutoff_utc: datetime) -> None:
     """Bookable and booked one second before `cutoff_utc`; closed from that instant on."""
-    public, erp = standard_client(organization), erp_client(organization)
+    public, erp = builders.standard_client(organization), builders.erp_client(organization)
     with time_machine.travel(cutoff_utc - timedelta(seconds=1), tick=False):
         slot = entry(public, zone, day)
         assert slot["cutoffAt"] == cutoff_utc.isoformat().replace("+00:00", "Z")
         assert (slot["bookable"], slot["unbookableReason"]) == (True, None)
-        assert book(erp, template, day, ref=f"B-{day}").status_code == 201
+        assert builders.book(erp, template, day, ref=f"B-{day}").status_code == 201
     with time_machine.travel(cutoff_utc, tick=False):
         slot = entry(public, zone, day)
         assert (slot["bookable"], slot["unbookableReason"]) == (False, "cutoff_passed")
-        assert_error(book(erp, template, day, ref=f"A-{day}"), 400, CUTOFF_PASSED)
+        assert_error(builders.book(erp, template, day, ref=f"A-{day}"), 400, CUTOFF_PASSED)
 
 
 # ----- management API -----
-
-
-@pytest.fixture
-def manager(organization):
-    return manager_client(organization)
 
 
 @pytest.fixture
@@ -108,7 +87,7 @@ def test_create_with_cutoff_day_before_at_shows_the_rule(manager, templates_url,
         ("18:00", "day_before_at")
     ]
     # erp.slots.updated says which rule the template uses.
-    (event,) = events_named("erp.slots.updated", zone.organization)
+    (event,) = builders.events_named("erp.slots.updated", zone.organization)
     (item,) = event.payload["slots"]
     assert (item["cutoffMinutes"], item["cutoffDayBeforeAt"]) == (None, "18:00")
 
@@ -178,7 +157,9 @@ def test_patch_switches_between_the_two_rules(manager, templates_url, zone):
 def test_winter_the_slot_closes_at_that_time_on_the_previous_day(organization, zone):
     # Sunday 6 January 08:00 (+01:00), closing Saturday 5 January 18:00 +01:00 = 17:00Z.
     template = day_before_template(zone, day_of_week=0, at=time(18, 0))
-    assert_boundary(organization, zone, template, SUNDAY, datetime(2030, 1, 5, 17, 0, tzinfo=UTC))
+    assert_boundary(
+        organization, zone, template, builders.SUNDAY, datetime(2030, 1, 5, 17, 0, tzinfo=UTC)
+    )
 
 
 def test_the_cutoff_day_is_the_previous_calendar_day_even_for_a_late_slot(organization, zone):
@@ -186,7 +167,9 @@ def test_the_cutoff_day_is_the_previous_calendar_day_even_for_a_late_slot(organi
     template = day_before_template(
         zone, day_of_week=0, at=time(23, 30), start=time(23, 0), duration=60
     )
-    assert_boundary(organization, zone, template, SUNDAY, datetime(2030, 1, 5, 22, 30, tzinfo=UTC))
+    assert_boundary(
+        organization, zone, template, builders.SUNDAY, datetime(2030, 1, 5, 22, 30, tzinfo=UTC)
+    )
 
 
 def test_spring_forward_the_day_before_is_already_on_summer_time(organization, zone):
@@ -231,38 +214,25 @@ def test_fall_back_an_evening_cutoff_is_on_winter_time(organization, zone):
 
 
 def test_moving_an_order_onto_a_closed_day_before_slot_is_refused(organization, zone):
-    open_template = slot_services.slot_template_create(
-        organization=organization,
-        zone=zone,
-        day_of_week=0,
-        start_time=time(14, 0),
-        duration_minutes=240,
-        cutoff_minutes=0,
+    open_template = builders.slot_template(
+        zone, day_of_week=0, start="14:00", duration=240, cutoff=0, capacity=None
     )
     closed = day_before_template(zone, day_of_week=0, at=time(18, 0))
-    client = erp_client(organization)
+    client = builders.erp_client(organization)
     with time_machine.travel(datetime(2030, 1, 5, 17, 0, tzinfo=UTC), tick=False):
-        assert book(client, open_template, SUNDAY).status_code == 201
+        assert builders.book(client, open_template, builders.SUNDAY).status_code == 201
         response = client.put(
             "/api/integrations/erp/orders/SO-1001/delivery-slot",
-            {"deliverySlotTemplateId": str(closed.id), "deliverySlotDate": SUNDAY.isoformat()},
+            {
+                "deliverySlotTemplateId": str(closed.id),
+                "deliverySlotDate": builders.SUNDAY.isoformat(),
+            },
             format="json",
         )
     assert_error(response, 400, CUTOFF_PASSED)
 
 
 # ----- Django admin -----
-
-
-def admin_client(organization) -> Client:
-    email = "cutoff-admin@example.com"
-    user = User.objects.create_user(email=email, password=PASSWORD, name="Cora Admin")
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    client = Client()
-    assert client.login(username=email, password=PASSWORD)
-    return client
 
 
 def template_form(zone, **overrides) -> dict:
@@ -279,7 +249,7 @@ def template_form(zone, **overrides) -> dict:
 
 
 def test_admin_creates_a_day_before_template_and_lists_its_rule(organization, zone):
-    client = admin_client(organization)
+    client = builders.admin_site_client(organization)
 
     response = client.post("/admin/slots/slottemplate/add/", template_form(zone))
     assert response.status_code == 302, response.content
@@ -296,7 +266,7 @@ def test_admin_creates_a_day_before_template_and_lists_its_rule(organization, zo
     ],
 )
 def test_admin_wants_exactly_one_rule(organization, zone, overrides, message):
-    client = admin_client(organization)
+    client = builders.admin_site_client(organization)
 
     response = client.post("/admin/slots/slottemplate/add/", template_form(zone, **overrides))
     assert response.status_code == 200

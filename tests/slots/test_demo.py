@@ -8,24 +8,26 @@ import pytest
 
 from slots import demo
 from slots.models import SlotTemplate
-from tests.conftest import key_client, make_api_key
-from tests.slots.helpers import ALEX_GEODATA, make_zone
+from tests import builders
 
 pytestmark = pytest.mark.django_db
 
 
 def test_demo_seed_is_idempotent(organization):
-    make_zone(organization)
-    make_zone(organization, "Depot", purpose="dispatch", geodata=ALEX_GEODATA)
+    builders.slot_zone(organization)
+    builders.slot_zone(organization, "Depot", purpose="dispatch", geodata=builders.ALEX_GEODATA)
     demo.demo_slots_seed(organization=organization)
     demo.demo_slots_seed(organization=organization)
     assert SlotTemplate.objects.filter(organization=organization).count() == 15
 
 
 def test_demo_curl_lines_are_requests_that_work(organization):
-    zone = make_zone(organization)
+    zone = builders.slot_zone(organization)
     demo.demo_slots_seed(organization=organization)
-    erp, standard = make_api_key(organization, "erp"), make_api_key(organization, "standard")
+    erp, standard = (
+        builders.api_key(organization, "erp"),
+        builders.api_key(organization, "standard"),
+    )
     slot = demo.demo_slots_next_bookable(organization=organization)
     assert slot is not None and slot.zone.id == zone.id
 
@@ -39,13 +41,16 @@ def test_demo_curl_lines_are_requests_that_work(organization):
     )
 
     bulk, single, create, read = (shlex.split(line) for line in lines)
-    for command, client in ((bulk, key_client(standard)), (single, key_client(standard))):
+    for command, client in (
+        (bulk, builders.key_client(standard)),
+        (single, builders.key_client(standard)),
+    ):
         url = urlsplit(command[-1])
         assert command[3] == f"X-API-Key: {standard.value}"
         params = {key: values[0] for key, values in parse_qs(url.query).items()}
         assert client.get(url.path, params).status_code == 200
     body = json.loads(create[create.index("-d") + 1])
     assert urlsplit(create[-1]).path == "/api/integrations/erp/orders"
-    response = key_client(erp).post("/api/integrations/erp/orders", body, format="json")
+    response = builders.key_client(erp).post("/api/integrations/erp/orders", body, format="json")
     assert response.status_code == 201, response.content
-    assert key_client(erp).get(urlsplit(read[-1]).path).status_code == 200
+    assert builders.key_client(erp).get(urlsplit(read[-1]).path).status_code == 200

@@ -8,42 +8,23 @@ import pytest
 import time_machine
 
 from slots.models import SlotPolicy, SlotTemplate
-from tests.conftest import assert_error, make_organization
-from tests.slots.helpers import (
-    ALEX_GEODATA,
-    events_named,
-    make_template,
-    make_zone,
-    manager_client,
-)
+from tests import builders
+from tests.conftest import assert_error
 from webhooks.events import hour_bucket_event_id
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
-#: Tuesday 1 January 2030, 09:00 UTC
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 VAN = [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 10}]
 
 
-@pytest.fixture(autouse=True)
-def _frozen_now():
-    with time_machine.travel(NOW, tick=False):
-        yield
-
-
 @pytest.fixture
-def client(organization):
-    return manager_client(organization)
+def client(manager):
+    return manager
 
 
 @pytest.fixture
 def base(organization):
     return f"/api/manage/organizations/{organization.id}"
-
-
-@pytest.fixture
-def zone(organization):
-    return make_zone(organization)
 
 
 # ----- policy -----
@@ -109,7 +90,7 @@ def test_policy_validation(client, base, body, message):
 
 
 def test_policy_of_another_organization_is_404(client):
-    other = make_organization("Elsewhere")
+    other = builders.organization("Elsewhere")
     response = client.get(f"/api/manage/organizations/{other.id}/slot-policy")
     assert_error(response, 404, "Organization not found")
 
@@ -233,8 +214,8 @@ def test_template_validation(client, base, zone, body, message):
 
 
 def test_templates_only_for_zones_of_purpose_slot_or_both(organization, client, base):
-    dispatch = make_zone(organization, "Depot", purpose="dispatch")
-    both = make_zone(organization, "Both", purpose="both", geodata=ALEX_GEODATA)
+    dispatch = builders.slot_zone(organization, "Depot", purpose="dispatch")
+    both = builders.slot_zone(organization, "Both", purpose="both", geodata=builders.ALEX_GEODATA)
     body = {"dayOfWeek": 1, "startTime": "08:00"}
     assert_error(
         client.post(f"{base}/slot-templates", {**body, "zoneId": str(dispatch.id)}, format="json"),
@@ -250,7 +231,7 @@ def test_templates_only_for_zones_of_purpose_slot_or_both(organization, client, 
 @pytest.mark.parametrize("zone_id", ["nope", "00000000-0000-4000-8000-000000000000", "FOREIGN"])
 def test_unknown_or_foreign_zone_is_404(client, base, zone_id):
     if zone_id == "FOREIGN":
-        zone_id = str(make_zone(make_organization("Elsewhere")).id)
+        zone_id = str(builders.slot_zone(builders.organization("Elsewhere")).id)
     response = client.post(
         f"{base}/slot-templates",
         {"zoneId": zone_id, "dayOfWeek": 1, "startTime": "08:00"},
@@ -270,10 +251,10 @@ def test_a_second_template_at_the_same_start_is_409(client, base, zone):
 
 
 def test_list_get_patch_delete(client, base, organization, zone):
-    alex = make_zone(organization, "Alex", geodata=ALEX_GEODATA)
-    monday = make_template(zone, day_of_week=1, start="12:00")
-    sunday = make_template(zone, day_of_week=0, start="08:00")
-    alex_slot = make_template(alex, day_of_week=0, start="08:00")
+    alex = builders.slot_zone(organization, "Alex", geodata=builders.ALEX_GEODATA)
+    monday = builders.slot_template(zone, day_of_week=1, start="12:00")
+    sunday = builders.slot_template(zone, day_of_week=0, start="08:00")
+    alex_slot = builders.slot_template(alex, day_of_week=0, start="08:00")
 
     listed = client.get(f"{base}/slot-templates").json()
     assert [item["id"] for item in listed] == [str(alex_slot.id), str(sunday.id), str(monday.id)]
@@ -317,7 +298,7 @@ def test_list_get_patch_delete(client, base, organization, zone):
 
 
 def test_patch_validation(client, base, zone):
-    template = make_template(zone, start="08:00", duration=240)
+    template = builders.slot_template(zone, start="08:00", duration=240)
     path = f"{base}/slot-templates/{template.id}"
     assert_error(
         client.patch(path, {"startTime": "21:00"}, format="json"),
@@ -329,7 +310,7 @@ def test_patch_validation(client, base, zone):
         400,
         ["endTime must be after startTime"],
     )
-    other = make_template(zone, start="14:00")
+    other = builders.slot_template(zone, start="14:00")
     assert_error(
         client.patch(f"{base}/slot-templates/{other.id}", {"startTime": "08:00"}, format="json"),
         409,
@@ -338,7 +319,7 @@ def test_patch_validation(client, base, zone):
 
 def test_patch_with_an_incomplete_vehicle_entry_is_400(client, base, zone):
     """Found by schemathesis: a PATCH made the entries partial too; a missing field was a 500."""
-    template = make_template(zone)
+    template = builders.slot_template(zone)
     response = client.patch(
         f"{base}/slot-templates/{template.id}",
         {"vehicleCapacity": [{"count": 1, "maxOrdersPerVehicle": 5}]},
@@ -356,7 +337,9 @@ def test_patch_with_an_incomplete_vehicle_entry_is_400(client, base, zone):
 )
 def test_unknown_or_foreign_template_is_404(client, base, template_id):
     if template_id == "FOREIGN":
-        template_id = str(make_template(make_zone(make_organization("Elsewhere"))).id)
+        template_id = str(
+            builders.slot_template(builders.slot_zone(builders.organization("Elsewhere"))).id
+        )
     for method in ("get", "patch", "delete"):
         response = getattr(client, method)(
             f"{base}/slot-templates/{template_id}", {}, format="json"
@@ -372,7 +355,7 @@ def test_template_changes_emit_erp_slots_updated(organization, client, base, zon
     )
     template_id = response.json()["id"]
 
-    (event,) = events_named("erp.slots.updated", organization)
+    (event,) = builders.events_named("erp.slots.updated", organization)
     assert event.event_id == f"erp.slots.updated:{zone.id}:2030-01-01T09"
     assert event.event_id == hour_bucket_event_id("erp.slots.updated", zone.id)
     payload = event.payload
@@ -414,16 +397,16 @@ def test_template_changes_emit_erp_slots_updated(organization, client, base, zon
 
     # Within the hour, later changes replace the payload of the unsent event (contract "Webhooks").
     client.patch(f"{base}/slot-templates/{template_id}", {"startTime": "09:00"}, format="json")
-    (event,) = events_named("erp.slots.updated", organization)
+    (event,) = builders.events_named("erp.slots.updated", organization)
     assert event.payload["slots"][0]["startTime"] == "09:00"
     client.delete(f"{base}/slot-templates/{template_id}")
-    (event,) = events_named("erp.slots.updated", organization)
+    (event,) = builders.events_named("erp.slots.updated", organization)
     assert (event.payload["slots"], event.payload["availability"]) == ([], [])
 
     # The next hour opens a new event.
     with time_machine.travel(datetime(2030, 1, 1, 10, 5, tzinfo=UTC), tick=False):
-        make_template(zone, day_of_week=2, start="08:00")
-    events = events_named("erp.slots.updated", organization)
+        builders.slot_template(zone, day_of_week=2, start="08:00")
+    events = builders.events_named("erp.slots.updated", organization)
     assert [e.event_id for e in events] == [
         f"erp.slots.updated:{zone.id}:2030-01-01T09",
         f"erp.slots.updated:{zone.id}:2030-01-01T10",
@@ -436,8 +419,8 @@ def test_template_changes_emit_erp_slots_updated(organization, client, base, zon
 def test_seed_with_defaults_covers_every_slot_zone_days_0_to_4_from_8_to_20(
     organization, client, base, zone
 ):
-    both = make_zone(organization, "Both", purpose="both", geodata=ALEX_GEODATA)
-    make_zone(organization, "Depot", purpose="dispatch", geodata=ALEX_GEODATA)
+    both = builders.slot_zone(organization, "Both", purpose="both", geodata=builders.ALEX_GEODATA)
+    builders.slot_zone(organization, "Depot", purpose="dispatch", geodata=builders.ALEX_GEODATA)
 
     response = client.post(f"{base}/slot-templates/seed", {}, format="json")
 
@@ -453,7 +436,7 @@ def test_seed_with_defaults_covers_every_slot_zone_days_0_to_4_from_8_to_20(
     ]
     assert mitte_sunday == [("08:00", "12:00"), ("12:00", "16:00"), ("16:00", "20:00")]
     assert {(item["cutoffMinutes"], item["capacity"]) for item in created} == {(120, 10)}
-    assert len(events_named("erp.slots.updated", organization)) == 2  # one per zone
+    assert len(builders.events_named("erp.slots.updated", organization)) == 2  # one per zone
 
 
 def test_seeding_twice_creates_nothing_new(client, base, zone):
@@ -464,7 +447,7 @@ def test_seeding_twice_creates_nothing_new(client, base, zone):
 
 
 def test_seed_with_zones_days_and_hours_follows_the_policy(organization, client, base, zone):
-    other = make_zone(organization, "Alex", geodata=ALEX_GEODATA)
+    other = builders.slot_zone(organization, "Alex", geodata=builders.ALEX_GEODATA)
     client.put(
         f"{base}/slot-policy",
         {"defaultDurationMinutes": 120, "defaultCutoffMinutes": 30},
@@ -491,7 +474,7 @@ def test_seed_with_zones_days_and_hours_follows_the_policy(organization, client,
 
 
 def test_seed_skips_existing_slots_only(client, base, zone):
-    make_template(zone, day_of_week=0, start="12:00", capacity=3)
+    builders.slot_template(zone, day_of_week=0, start="12:00", capacity=3)
     created = client.post(f"{base}/slot-templates/seed", {"daysOfWeek": [0]}, format="json").json()
     assert [item["startTime"] for item in created] == ["08:00", "16:00"]
 
@@ -512,7 +495,7 @@ def test_seed_validation(client, base, zone, body, status, message):
 
 
 def test_seed_of_a_dispatch_zone_is_400(organization, client, base):
-    depot = make_zone(organization, "Depot", purpose="dispatch")
+    depot = builders.slot_zone(organization, "Depot", purpose="dispatch")
     response = client.post(
         f"{base}/slot-templates/seed", {"zoneIds": [str(depot.id)]}, format="json"
     )

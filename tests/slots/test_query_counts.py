@@ -1,30 +1,22 @@
 """Availability costs a fixed number of SQL queries, whatever the number of days, templates and
 orders (docs/performance.md; issue 6): measured at small and at large data."""
 
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, time, timedelta
 
 import pytest
-import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from integrations.erp import services as erp_services
 from slots.occurrences import day_of_week
-from tests.slots.helpers import MITTE, make_template, make_zone, standard_client
+from tests import builders
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
 BULK = "/api/public/delivery-slots/availability/bulk"
 SINGLE = "/api/public/delivery-slots/availability"
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 #: zone (1), templates (1), counters of the range (1)
 MAX_QUERIES = 3
-
-
-@pytest.fixture(autouse=True)
-def _frozen_now():
-    with time_machine.travel(NOW, tick=False):
-        yield
 
 
 def _book_many(zone, templates, first: date, days: int, per_slot: int) -> int:
@@ -43,8 +35,8 @@ def _book_many(zone, templates, first: date, days: int, per_slot: int) -> int:
                     slot_template_id=str(template.id),
                     slot_date=day,
                     dropoff_address="Somewhere in Mitte",
-                    dropoff_lat=MITTE[0],
-                    dropoff_lng=MITTE[1],
+                    dropoff_lat=builders.MITTE[0],
+                    dropoff_lng=builders.MITTE[1],
                     recipient_name="R",
                     recipient_phone="+491701234567",
                 )
@@ -62,12 +54,12 @@ def _queries(client, path, params) -> int:
 def test_bulk_availability_query_count_does_not_grow_with_data(
     organization, django_assert_max_num_queries
 ):
-    client = standard_client(organization)
-    small = make_zone(organization, "Small")
-    make_template(small, day_of_week=0)
-    large = make_zone(organization, "Large", geodata=None)
+    client = builders.standard_client(organization)
+    small = builders.slot_zone(organization, "Small")
+    builders.slot_template(small, day_of_week=0)
+    large = builders.slot_zone(organization, "Large", geodata=None)
     templates = [
-        make_template(
+        builders.slot_template(
             large, day_of_week=weekday, start=f"{8 + 2 * n:02d}:00", duration=120, capacity=50
         )
         for weekday in range(7)
@@ -88,8 +80,8 @@ def test_bulk_availability_query_count_does_not_grow_with_data(
     assert _queries(client, BULK, small_params) == _queries(client, BULK, large_params)
 
     by_point = {
-        "lat": MITTE[0],
-        "lng": MITTE[1],
+        "lat": builders.MITTE[0],
+        "lng": builders.MITTE[1],
         "startDate": "2030-01-02",
         "endDate": "2030-02-02",
     }
@@ -101,12 +93,14 @@ def test_bulk_availability_query_count_does_not_grow_with_data(
 def test_single_date_availability_query_count_does_not_grow_with_data(
     organization, django_assert_max_num_queries
 ):
-    client = standard_client(organization)
-    zone = make_zone(organization)
-    make_template(zone, day_of_week=0)
+    client = builders.standard_client(organization)
+    zone = builders.slot_zone(organization)
+    builders.slot_template(zone, day_of_week=0)
     small = _queries(client, SINGLE, {"zoneId": zone.id, "date": "2030-01-06"})
     for n in range(1, 10):
-        make_template(zone, day_of_week=0, start=time(n + 8).strftime("%H:%M"), duration=60)
+        builders.slot_template(
+            zone, day_of_week=0, start=time(n + 8).strftime("%H:%M"), duration=60
+        )
     _book_many(zone, list(zone.slot_templates.all()), date(2030, 1, 6), days=1, per_slot=2)
     client.get(SINGLE, {"zoneId": zone.id, "date": "2030-01-06"})
     with django_assert_max_num_queries(MAX_QUERIES):

@@ -7,14 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 import time_machine
 
-from tests.slots.helpers import (
-    SUNDAY,
-    book,
-    erp_client,
-    make_template,
-    make_zone,
-    standard_client,
-)
+from tests import builders
 from zones import services as zone_services
 from zones.models import ZoneBlackout
 
@@ -27,25 +20,22 @@ BEFORE = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def zone(organization):
-    return make_zone(organization)
-
-
-@pytest.fixture
 def templates(zone):
     """Sunday 08:00 (started), 12:00 closing 3 h before (closed), 16:00 (open); Monday 08:00
     with one place."""
     return {
-        "past": make_template(zone, day_of_week=0, start="08:00", duration=120),
-        "closed": make_template(zone, day_of_week=0, start="12:00", duration=120, cutoff=180),
-        "open": make_template(zone, day_of_week=0, start="16:00", duration=120, cutoff=60),
-        "monday": make_template(zone, day_of_week=1, start="08:00", capacity=1),
+        "past": builders.slot_template(zone, day_of_week=0, start="08:00", duration=120),
+        "closed": builders.slot_template(
+            zone, day_of_week=0, start="12:00", duration=120, cutoff=180
+        ),
+        "open": builders.slot_template(zone, day_of_week=0, start="16:00", duration=120, cutoff=60),
+        "monday": builders.slot_template(zone, day_of_week=1, start="08:00", capacity=1),
     }
 
 
 @pytest.fixture
 def public(organization):
-    return standard_client(organization)
+    return builders.standard_client(organization)
 
 
 def reasons(public, zone, at=NOW) -> dict:
@@ -65,7 +55,7 @@ def reasons(public, zone, at=NOW) -> dict:
 
 def fill_monday(organization, template) -> None:
     with time_machine.travel(BEFORE, tick=False):
-        assert book(erp_client(organization), template, MONDAY).status_code == 201
+        assert builders.book(builders.erp_client(organization), template, MONDAY).status_code == 201
 
 
 def test_each_reason_and_null_when_bookable(organization, public, zone, templates):
@@ -101,7 +91,7 @@ def test_past_starts_exactly_at_the_window_start(organization, public, zone, tem
 
 
 def test_precedence_past_over_blackout_over_cutoff(organization, public, zone, templates):
-    ZoneBlackout.objects.create(zone=zone, date=SUNDAY, reason="Holiday")
+    ZoneBlackout.objects.create(zone=zone, date=builders.SUNDAY, reason="Holiday")
     sunday = reasons(public, zone)
     assert sunday[("2030-01-06", "08:00")] == (False, "past")
     assert sunday[("2030-01-06", "12:00")] == (False, "blackout")

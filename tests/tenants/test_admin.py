@@ -4,28 +4,16 @@ API")."""
 import pytest
 from django.test import Client
 
-from tenants.models import ApiKey, Driver, Membership, User
-from tests.conftest import make_api_key
+from tenants.models import ApiKey, Driver, User
+from tests import builders
 
 pytestmark = pytest.mark.django_db
-
-PASSWORD = "a-Strong-passphrase-42"
-
-
-def admin_client_for(organization, email="admin@example.com") -> Client:
-    user = User.objects.create_user(email=email, password=PASSWORD)
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    client = Client()
-    assert client.login(username=email, password=PASSWORD)
-    return client
 
 
 def test_org_admin_sees_only_their_drivers(organization, other_organization):
     Driver.objects.create(organization=organization, name="Our Driver")
     theirs = Driver.objects.create(organization=other_organization, name="Their Driver")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     listing = client.get("/admin/tenants/driver/")
     assert listing.status_code == 200
@@ -35,7 +23,7 @@ def test_org_admin_sees_only_their_drivers(organization, other_organization):
 
 
 def test_org_admin_cannot_create_in_another_organization(organization, other_organization):
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     response = client.post(
         "/admin/tenants/driver/add/",
         {
@@ -51,15 +39,15 @@ def test_org_admin_cannot_create_in_another_organization(organization, other_org
 
 
 def test_org_admin_sees_only_their_api_keys(organization, other_organization):
-    make_api_key(organization, "partner_a", name="Ours")
-    make_api_key(other_organization, "partner_a", name="Theirs")
-    listing = admin_client_for(organization).get("/admin/tenants/apikey/")
+    builders.api_key(organization, "partner_a", name="Ours")
+    builders.api_key(other_organization, "partner_a", name="Theirs")
+    listing = builders.admin_site_client(organization).get("/admin/tenants/apikey/")
     assert b"Ours" in listing.content
     assert b"Theirs" not in listing.content
 
 
 def test_api_key_created_in_admin_shows_its_value_once(organization):
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     response = client.post(
         "/admin/tenants/apikey/add/",
         {
@@ -77,18 +65,18 @@ def test_api_key_created_in_admin_shows_its_value_once(organization):
 
 
 def test_user_without_membership_cannot_enter_admin(organization):
-    User.objects.create_user(email="nobody@example.com", password=PASSWORD)
+    User.objects.create_user(email="nobody@example.com", password=builders.PASSWORD)
     client = Client()
-    client.login(username="nobody@example.com", password=PASSWORD)
+    client.login(username="nobody@example.com", password=builders.PASSWORD)
     assert client.get("/admin/tenants/driver/").status_code == 302  # to the login page
 
 
 def test_superuser_sees_everything(organization, other_organization):
     Driver.objects.create(organization=organization, name="Our Driver")
     Driver.objects.create(organization=other_organization, name="Their Driver")
-    User.objects.create_superuser(email="root@example.com", password=PASSWORD)
+    User.objects.create_superuser(email="root@example.com", password=builders.PASSWORD)
     client = Client()
-    client.login(username="root@example.com", password=PASSWORD)
+    client.login(username="root@example.com", password=builders.PASSWORD)
     listing = client.get("/admin/tenants/driver/")
     assert b"Our Driver" in listing.content
     assert b"Their Driver" in listing.content
@@ -97,7 +85,7 @@ def test_superuser_sees_everything(organization, other_organization):
 def test_org_admin_cannot_tell_user_ids_from_made_up_ones(organization, other_organization):
     """Found by the cross-tenant tests: a user's history page answered 403, a made-up id's a
     redirect, telling an organization admin which ids are users."""
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
     stranger = User.objects.create_user(email="stranger@example.com", password="x-Strong-pass-1")
     real = client.get(f"/admin/tenants/user/{stranger.pk}/history/")
     made_up = client.get("/admin/tenants/user/00000000-0000-4000-8000-000000000000/history/")
@@ -111,8 +99,8 @@ def test_org_admin_cannot_tell_user_ids_from_made_up_ones(organization, other_or
 )
 def test_a_refused_webhook_url_is_a_form_error_in_admin(organization, settings, url):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
-    issued = make_api_key(organization, "partner_a", name="Ours")
-    client = admin_client_for(organization)
+    issued = builders.api_key(organization, "partner_a", name="Ours")
+    client = builders.admin_site_client(organization)
 
     created = client.post(
         "/admin/tenants/apikey/add/",

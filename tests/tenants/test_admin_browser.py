@@ -11,9 +11,8 @@ import pytest
 from django.conf import settings as django_settings
 from playwright.sync_api import expect
 
-from tests.conftest import make_organization
+from tests import builders
 from tests.core.browser import Watched
-from tests.zones.helpers import BERLIN, PASSWORD, box, make_admin, make_zone, offset
 
 SCREENSHOT = Path(django_settings.BASE_DIR) / "docs" / "admin.png"
 DESKTOP = {"viewport": {"width": 1280, "height": 640}, "locale": "en-GB"}
@@ -22,21 +21,23 @@ DESKTOP = {"viewport": {"width": 1280, "height": 640}, "locale": "en-GB"}
 @pytest.fixture
 def two_tenants(transactional_db, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    ours = make_organization("Acme Deliveries")
-    theirs = make_organization("Globex Logistics")
+    ours = builders.organization("Acme Deliveries")
+    theirs = builders.organization("Globex Logistics")
     for n, (name, purpose) in enumerate(
         [("Mitte", "both"), ("Kreuzberg", "dispatch"), ("Prenzlauer Berg", "slot")]
     ):
-        centre = offset(*BERLIN, east_m=2500 * n)
-        make_zone(
+        centre = builders.offset(*builders.BERLIN, east_m=2500 * n)
+        builders.zone(
             ours,
             name,
-            box(*centre, width_m=2000, height_m=1500),
+            builders.box(*centre, width_m=2000, height_m=1500),
             purpose=purpose,
             timezone_name="Europe/Berlin",
         )
-    make_zone(theirs, "Globex Central", box(*BERLIN, width_m=1000, height_m=1000))
-    make_admin(ours, "ada@acme.example")
+    builders.zone(
+        theirs, "Globex Central", builders.box(*builders.BERLIN, width_m=1000, height_m=1000)
+    )
+    builders.admin(ours, "ada@acme.example")
     return ours, theirs
 
 
@@ -47,7 +48,7 @@ def test_org_admin_logs_in_and_sees_only_their_zones(browser, live_server, two_t
     page.goto(f"{live_server.url}/admin/")
     expect(page).to_have_url(f"{live_server.url}/admin/login/?next=/admin/")
     page.fill("#id_username", "ada@acme.example")
-    page.fill("#id_password", PASSWORD)
+    page.fill("#id_password", builders.PASSWORD)
     page.click("input[type=submit]")
 
     expect(page).to_have_url(f"{live_server.url}/admin/")
@@ -76,7 +77,7 @@ def test_member_of_an_inactive_organization_is_refused_in_the_browser(
 
     page.goto(f"{live_server.url}/admin/login/?next=/admin/")
     page.fill("#id_username", "ada@acme.example")
-    page.fill("#id_password", PASSWORD)
+    page.fill("#id_password", builders.PASSWORD)
     page.click("input[type=submit]")
 
     expect(page.locator(".errornote")).to_contain_text("active organization's admin")

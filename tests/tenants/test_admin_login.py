@@ -15,8 +15,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from tenants.models import Driver, Membership, Organization, User
-from tests.zones.helpers import BERLIN, PASSWORD, box, make_zone
+from tenants.models import Driver, Organization, User
+from tests import builders
 
 pytestmark = pytest.mark.django_db
 
@@ -25,23 +25,12 @@ REFUSED = (
     "Please enter the correct email and password of a staff account or of an active "
     "organization's admin. Note that the password is case-sensitive."
 )
-SQUARE = box(*BERLIN, width_m=1000, height_m=1000)
+SQUARE = builders.box(*builders.BERLIN, width_m=1000, height_m=1000)
 
 
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def make_user(email: str, organization=None, **membership) -> User:
-    user = User.objects.create_user(email=email, password=PASSWORD, name="Ada Admin")
-    if organization is not None:
-        Membership.objects.create(
-            organization=organization,
-            user=user,
-            **{"org_role": "admin", "is_active": True, **membership},
-        )
-    return user
 
 
 def form_token(response) -> str:
@@ -95,7 +84,7 @@ def form_fields(response) -> dict[str, str]:
     return parser.data
 
 
-def log_in(email: str, password: str = PASSWORD) -> tuple[Client, object]:
+def log_in(email: str, password: str = builders.PASSWORD) -> tuple[Client, object]:
     client = Client(enforce_csrf_checks=True)
     page = client.get(LOGIN)
     assert page.status_code == 200
@@ -119,9 +108,9 @@ def text(response) -> str:
 def test_org_admin_logs_in_through_the_form_and_sees_only_their_zones(
     organization, other_organization
 ):
-    make_zone(organization, "Our Zone", SQUARE)
-    make_zone(other_organization, "Their Zone", SQUARE)
-    admin = make_user("ada@acme.example", organization)
+    builders.zone(organization, "Our Zone", SQUARE)
+    builders.zone(other_organization, "Their Zone", SQUARE)
+    admin = builders.admin(organization, "ada@acme.example", "Ada Admin")
     assert not admin.is_staff
 
     client, answer = log_in("ada@acme.example")
@@ -142,7 +131,7 @@ def test_org_admin_changes_their_objects_and_not_another_organizations(
 ):
     ours = Driver.objects.create(organization=organization, name="Our Driver")
     theirs = Driver.objects.create(organization=other_organization, name="Their Driver")
-    make_user("ada@acme.example", organization)
+    builders.admin(organization, "ada@acme.example", "Ada Admin")
     client, _ = log_in("ada@acme.example")
 
     change = client.get(f"/admin/tenants/driver/{ours.pk}/change/")
@@ -158,16 +147,16 @@ def test_org_admin_changes_their_objects_and_not_another_organizations(
 
 
 def test_email_is_read_as_the_token_endpoint_reads_it(organization):
-    make_user("ada@acme.example", organization)
+    builders.admin(organization, "ada@acme.example", "Ada Admin")
     _, answer = log_in("  Ada@ACME.example ")
     assert answer.status_code == 302
 
 
 def test_a_post_without_the_pages_token_is_refused(organization):
-    make_user("ada@acme.example", organization)
+    builders.admin(organization, "ada@acme.example", "Ada Admin")
     client = Client(enforce_csrf_checks=True)
     client.get(LOGIN)
-    answer = client.post(LOGIN, {"username": "ada@acme.example", "password": PASSWORD})
+    answer = client.post(LOGIN, {"username": "ada@acme.example", "password": builders.PASSWORD})
     assert answer.status_code == 403
     assert client.get("/admin/").status_code == 302
 
@@ -184,17 +173,17 @@ def test_a_post_without_the_pages_token_is_refused(organization):
 )
 def test_the_form_refuses_who_the_site_refuses(organization, case):
     if case == "member of an inactive organization":
-        make_user("ada@acme.example", organization)
+        builders.admin(organization, "ada@acme.example", "Ada Admin")
         Organization.objects.filter(pk=organization.pk).update(is_active=False)
     elif case == "no membership":
-        make_user("ada@acme.example")
+        builders.admin(None, "ada@acme.example", "Ada Admin")
     elif case == "member but not admin":
-        make_user("ada@acme.example", organization, org_role="member")
+        builders.admin(organization, "ada@acme.example", "Ada Admin", org_role="member")
     elif case == "invite not accepted":
-        make_user("ada@acme.example", organization, is_active=False)
+        builders.admin(organization, "ada@acme.example", "Ada Admin", is_active=False)
     else:
-        make_user("ada@acme.example", organization)
-    password = "not-the-password-1" if case == "wrong password" else PASSWORD
+        builders.admin(organization, "ada@acme.example", "Ada Admin")
+    password = "not-the-password-1" if case == "wrong password" else builders.PASSWORD
 
     client, answer = log_in("ada@acme.example", password)
 
@@ -206,8 +195,8 @@ def test_the_form_refuses_who_the_site_refuses(organization, case):
 
 
 def test_staff_and_superusers_still_log_in(organization):
-    User.objects.create_superuser(email="root@example.com", password=PASSWORD)
-    User.objects.create_user(email="staff@example.com", password=PASSWORD, is_staff=True)
+    User.objects.create_superuser(email="root@example.com", password=builders.PASSWORD)
+    User.objects.create_user(email="staff@example.com", password=builders.PASSWORD, is_staff=True)
     for email in ("root@example.com", "staff@example.com"):
         client, answer = log_in(email)
         assert answer.status_code == 302, email
@@ -215,8 +204,8 @@ def test_staff_and_superusers_still_log_in(organization):
 
 
 def test_deactivating_the_organization_ends_its_admins_admin_at_once(organization):
-    make_zone(organization, "Our Zone", SQUARE)
-    make_user("ada@acme.example", organization)
+    builders.zone(organization, "Our Zone", SQUARE)
+    builders.admin(organization, "ada@acme.example", "Ada Admin")
     client, _ = log_in("ada@acme.example")
     assert client.get("/admin/zones/zone/").status_code == 200
 
@@ -229,7 +218,7 @@ def test_deactivating_the_organization_ends_its_admins_admin_at_once(organizatio
 
 
 def test_org_admin_cannot_rename_or_deactivate_their_organization(organization):
-    make_user("ada@acme.example", organization)
+    builders.admin(organization, "ada@acme.example", "Ada Admin")
     client, _ = log_in("ada@acme.example")
     url = f"/admin/tenants/organization/{organization.pk}/change/"
     change = client.get(url)
@@ -251,7 +240,7 @@ def test_org_admin_cannot_rename_or_deactivate_their_organization(organization):
 
 
 def test_superuser_still_changes_an_organizations_slug_and_state(organization):
-    User.objects.create_superuser(email="root@example.com", password=PASSWORD)
+    User.objects.create_superuser(email="root@example.com", password=builders.PASSWORD)
     client, _ = log_in("root@example.com")
     url = f"/admin/tenants/organization/{organization.pk}/change/"
     change = client.get(url)

@@ -12,7 +12,8 @@ from rest_framework.test import APIClient, APIRequestFactory
 from tenants.api_bases import IntegrationApiView
 from tenants.models import ApiKey
 from tenants.services import api_key_revoke
-from tests.conftest import assert_error, key_client, make_api_key
+from tests import builders
+from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db
 
@@ -35,15 +36,15 @@ def test_unknown_key_is_401():
 
 
 def test_valid_key_identifies_its_organization(organization):
-    issued = make_api_key(organization, "standard")
-    response = key_client(issued).get(HELLO)
+    issued = builders.api_key(organization, "standard")
+    response = builders.key_client(issued).get(HELLO)
     assert response.status_code == 200
     assert response.json() == {"hello": str(organization.id)}
 
 
 def test_key_lookup_is_cached_after_the_first_request(organization, django_assert_num_queries):
-    issued = make_api_key(organization, "standard")
-    client = key_client(issued)
+    issued = builders.api_key(organization, "standard")
+    client = builders.key_client(issued)
     client.get(HELLO)  # fills the Redis cache and writes lastUsedAt once
     with django_assert_num_queries(0):
         assert client.get(HELLO).status_code == 200
@@ -52,15 +53,15 @@ def test_key_lookup_is_cached_after_the_first_request(organization, django_asser
 def test_key_lookup_costs_at_most_one_query_without_cache(
     organization, django_assert_max_num_queries
 ):
-    issued = make_api_key(organization, "standard")
+    issued = builders.api_key(organization, "standard")
     # One lookup plus the once-a-minute lastUsedAt write.
     with django_assert_max_num_queries(2):
-        assert key_client(issued).get(HELLO).status_code == 200
+        assert builders.key_client(issued).get(HELLO).status_code == 200
 
 
 def test_last_used_at_is_written_at_most_once_a_minute(organization):
-    issued = make_api_key(organization, "standard")
-    client = key_client(issued)
+    issued = builders.api_key(organization, "standard")
+    client = builders.key_client(issued)
     with time_machine.travel(timezone.now(), tick=False) as traveller:
         client.get(HELLO)
         first = ApiKey.objects.get(pk=issued.api_key.pk).last_used_at
@@ -71,29 +72,32 @@ def test_last_used_at_is_written_at_most_once_a_minute(organization):
 
 
 def test_revoked_key_is_refused_even_when_cached(organization):
-    issued = make_api_key(organization, "standard")
-    client = key_client(issued)
+    issued = builders.api_key(organization, "standard")
+    client = builders.key_client(issued)
     assert client.get(HELLO).status_code == 200
     api_key_revoke(api_key=issued.api_key)
     assert_error(client.get(HELLO), 401, "Invalid API key")
 
 
 def test_inactive_organization_keys_are_refused(organization):
-    issued = make_api_key(organization, "standard")
+    issued = builders.api_key(organization, "standard")
     organization.is_active = False
     organization.save()
-    assert_error(key_client(issued).get(HELLO), 401, "Invalid API key")
+    assert_error(builders.key_client(issued).get(HELLO), 401, "Invalid API key")
 
 
 def test_api_rate_limit_per_key(organization, other_organization, settings):
     settings.API_RATE_LIMIT = "3/m"
-    limited = key_client(make_api_key(organization, "standard"))
+    limited = builders.key_client(builders.api_key(organization, "standard"))
     for _ in range(3):
         assert limited.get(HELLO).status_code == 200
     response = limited.get(HELLO)
     assert_error(response, 429, "Too many requests")
     assert 1 <= int(response["Retry-After"]) <= 60
-    assert key_client(make_api_key(other_organization, "standard")).get(HELLO).status_code == 200
+    assert (
+        builders.key_client(builders.api_key(other_organization, "standard")).get(HELLO).status_code
+        == 200
+    )
 
 
 class _PartnerBView(IntegrationApiView):
@@ -108,7 +112,7 @@ class _PartnerBView(IntegrationApiView):
     [("partner_b", 200), ("partner_a", 403), ("standard", 403), ("erp", 403)],
 )
 def test_integration_views_take_only_their_platform(organization, platform, status):
-    issued = make_api_key(organization, platform)
+    issued = builders.api_key(organization, platform)
     request = APIRequestFactory().get("/x", HTTP_X_API_KEY=issued.value)
     response = _PartnerBView.as_view()(request)
     assert response.status_code == status

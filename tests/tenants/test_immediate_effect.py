@@ -13,11 +13,11 @@ from rest_framework.test import APIClient
 
 from tenants import services
 from tenants.models import ApiKey, Membership, Organization, User
-from tests.conftest import assert_error, key_client, make_api_key, make_organization
+from tests import builders
+from tests.conftest import assert_error
 from tests.gunicorn import body_of, gunicorn_server, raw_request, status_of
 
 HELLO = "/api/bench/hello-auth"
-PASSWORD = "a-Strong-passphrase-42"
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +27,7 @@ def _bench_endpoints(settings):
 
 def warmed(issued) -> APIClient:
     """A client whose key is in the lookup cache (the second call makes no database query)."""
-    client = key_client(issued)
+    client = builders.key_client(issued)
     assert client.get(HELLO).status_code == 200
     assert client.get(HELLO).status_code == 200
     return client
@@ -40,9 +40,9 @@ def provisioning() -> APIClient:
 
 
 def superuser_admin() -> Client:
-    User.objects.create_superuser(email="root@example.com", password=PASSWORD)
+    User.objects.create_superuser(email="root@example.com", password=builders.PASSWORD)
     client = Client()
-    assert client.login(username="root@example.com", password=PASSWORD)
+    assert client.login(username="root@example.com", password=builders.PASSWORD)
     return client
 
 
@@ -148,7 +148,7 @@ CHANGES = [
 @pytest.mark.django_db
 @pytest.mark.parametrize("change", CHANGES, ids=lambda f: f.__name__.strip("_"))
 def test_a_cached_key_is_refused_right_after_the_change(organization, change):
-    issued = make_api_key(organization, "standard")
+    issued = builders.api_key(organization, "standard")
     client = warmed(issued)
     change(organization, issued.api_key)
     assert_error(client.get(HELLO), 401, "Invalid API key")
@@ -156,15 +156,15 @@ def test_a_cached_key_is_refused_right_after_the_change(organization, change):
 
 @pytest.mark.django_db
 def test_other_keys_keep_working_after_a_change(organization, other_organization):
-    ours = make_api_key(organization, "standard")
-    theirs = warmed(make_api_key(other_organization, "standard"))
+    ours = builders.api_key(organization, "standard")
+    theirs = warmed(builders.api_key(other_organization, "standard"))
     _deactivate_by_api(organization, ours.api_key)
     assert theirs.get(HELLO).status_code == 200
 
 
 @pytest.mark.django_db
 def test_a_reactivated_organizations_keys_work_again(organization):
-    client = warmed(make_api_key(organization, "standard"))
+    client = warmed(builders.api_key(organization, "standard"))
     _deactivate_by_api(organization, None)
     assert client.get(HELLO).status_code == 401
     url = f"/api/provisioning/organizations/{organization.id}"
@@ -239,29 +239,13 @@ def test_patch_organization_is_rate_limited(organization, settings):
 # ----- admins of an inactive organization, deactivated users -----
 
 
-def make_admin(organization, email="admin@example.com") -> User:
-    user = User.objects.create_user(email=email, password=PASSWORD)
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    return user
-
-
-def bearer_client(email="admin@example.com") -> tuple[APIClient, dict]:
-    client = APIClient()
-    response = client.post("/api/auth/token", {"email": email, "password": PASSWORD}, format="json")
-    assert response.status_code == 200, response.content
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {response.json()['token']}")
-    return client, response.json()
-
-
 @pytest.mark.django_db
 def test_an_inactive_organizations_admins_lose_management_and_admin_site(organization):
-    make_admin(organization)
-    manage, _ = bearer_client()
+    builders.admin(organization)
+    manage, _ = builders.bearer_login()
     drivers = f"/api/manage/organizations/{organization.id}/drivers"
     site = Client()
-    assert site.login(username="admin@example.com", password=PASSWORD)
+    assert site.login(username="admin@example.com", password=builders.PASSWORD)
     assert manage.get(drivers).status_code == 200
     assert site.get("/admin/tenants/driver/").status_code == 200
 
@@ -270,34 +254,34 @@ def test_an_inactive_organizations_admins_lose_management_and_admin_site(organiz
     assert_error(manage.get(drivers), 404, "Organization not found")
     assert site.get("/admin/tenants/driver/").status_code == 302  # to the login page
     assert site.get("/admin/").status_code == 302
-    _, login = bearer_client()
+    _, login = builders.bearer_login()
     assert login["organizations"] == []
 
 
 @pytest.mark.django_db
 def test_an_admin_of_two_keeps_the_active_one(organization, other_organization):
-    user = make_admin(organization)
+    user = builders.admin(organization)
     Membership.objects.create(
         organization=other_organization, user=user, org_role="admin", is_active=True
     )
     services.organization_update(organization=organization, is_active=False)
-    manage, login = bearer_client()
+    manage, login = builders.bearer_login()
     assert [o["id"] for o in login["organizations"]] == [str(other_organization.id)]
     assert (
         manage.get(f"/api/manage/organizations/{other_organization.id}/drivers").status_code == 200
     )
     site = Client()
-    assert site.login(username="admin@example.com", password=PASSWORD)
+    assert site.login(username="admin@example.com", password=builders.PASSWORD)
     driver = services.driver_create(organization_id=organization.id, name="Hidden")
     assert site.get(f"/admin/tenants/driver/{driver.id}/change/").status_code == 302
 
 
 @pytest.mark.django_db
 def test_a_deactivated_user_loses_tokens_and_admin_site_at_once(organization):
-    user = make_admin(organization)
-    manage, _ = bearer_client()
+    user = builders.admin(organization)
+    manage, _ = builders.bearer_login()
     site = Client()
-    assert site.login(username="admin@example.com", password=PASSWORD)
+    assert site.login(username="admin@example.com", password=builders.PASSWORD)
     drivers = f"/api/manage/organizations/{organization.id}/drivers"
     assert manage.get(drivers).status_code == 200
 
@@ -322,11 +306,11 @@ def _get(port: int, value: str) -> tuple[int, bytes]:
 
 @pytest.mark.django_db(transaction=True)
 def test_changes_reach_another_process_at_once(tmp_path):
-    organization = make_organization("Acme")
-    revoked = make_api_key(organization, "standard")
-    rotated = make_api_key(organization, "partner_a")
-    other = make_organization("Globex")
-    deactivated = make_api_key(other, "standard")
+    organization = builders.organization("Acme")
+    revoked = builders.api_key(organization, "standard")
+    rotated = builders.api_key(organization, "partner_a")
+    other = builders.organization("Globex")
+    deactivated = builders.api_key(other, "standard")
     keys = (revoked, rotated, deactivated)
     with gunicorn_server(tmp_path, BENCH_ENDPOINTS="true") as port:
         for issued in keys:
@@ -355,8 +339,8 @@ def test_changes_reach_another_process_at_once(tmp_path):
 def test_an_entry_cached_by_another_process_before_the_commit_is_not_trusted_after_it(tmp_path):
     """While the revoking transaction is open, another process still reads the key as active
     and caches it; from the commit on, that entry counts for nothing."""
-    organization = make_organization("Acme")
-    issued = make_api_key(organization, "standard")
+    organization = builders.organization("Acme")
+    issued = builders.api_key(organization, "standard")
     with gunicorn_server(tmp_path, BENCH_ENDPOINTS="true") as port:
         assert _get(port, issued.value)[0] == 200
         with transaction.atomic():

@@ -8,34 +8,16 @@ import time_machine
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from tenants.models import AuthToken, Membership, User
+from tenants.models import AuthToken, Membership
+from tests import builders
 from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "a-Strong-passphrase-42"
-
-
-def make_admin(organization, email="admin@example.com") -> User:
-    user = User.objects.create_user(email=email, password=PASSWORD, name="Ada Admin")
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    return user
-
-
-def login(email="admin@example.com") -> tuple[APIClient, dict]:
-    client = APIClient()
-    response = client.post("/api/auth/token", {"email": email, "password": PASSWORD}, format="json")
-    assert response.status_code == 200, response.content
-    body = response.json()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {body['token']}")
-    return client, body
-
 
 def test_login_returns_token_user_and_organizations(organization):
-    user = make_admin(organization)
-    _, body = login()
+    user = builders.admin(organization, name="Ada Admin")
+    _, body = builders.bearer_login()
     assert body["user"] == {"id": str(user.id), "email": "admin@example.com", "name": "Ada Admin"}
     assert body["organizations"] == [
         {
@@ -51,7 +33,7 @@ def test_login_returns_token_user_and_organizations(organization):
 
 
 def test_wrong_password_is_401(organization):
-    make_admin(organization)
+    builders.admin(organization)
     response = APIClient().post(
         "/api/auth/token", {"email": "admin@example.com", "password": "nope"}, format="json"
     )
@@ -68,38 +50,34 @@ def test_missing_or_bad_token_is_401(organization, header):
 
 
 def test_token_expires_after_12_hours(organization):
-    make_admin(organization)
-    client, _ = login()
+    client = builders.manager_client(organization, "admin@example.com")
     with time_machine.travel(timezone.now() + timedelta(hours=12, minutes=1)):
         response = client.get(f"/api/manage/organizations/{organization.id}/drivers")
         assert_error(response, 401, "Invalid or missing token")
 
 
 def test_logout_ends_the_token(organization):
-    make_admin(organization)
-    client, _ = login()
+    client = builders.manager_client(organization, "admin@example.com")
     assert client.delete("/api/auth/token").status_code == 204
     assert_error(client.get(f"/api/manage/organizations/{organization.id}/drivers"), 401)
 
 
 def test_admin_of_another_organization_gets_404(organization, other_organization):
-    make_admin(organization)
-    client, _ = login()
+    client = builders.manager_client(organization, "admin@example.com")
     for path in ("drivers", "api-keys"):
         response = client.get(f"/api/manage/organizations/{other_organization.id}/{path}")
         assert_error(response, 404, "Organization not found")
 
 
 def test_pending_admin_cannot_manage(organization):
-    user = make_admin(organization)
+    user = builders.admin(organization)
     Membership.objects.filter(user=user).update(is_active=False)
-    client, _ = login()
+    client, _ = builders.bearer_login()
     assert_error(client.get(f"/api/manage/organizations/{organization.id}/drivers"), 404)
 
 
 def test_drivers_crud(organization):
-    make_admin(organization)
-    client, _ = login()
+    client = builders.manager_client(organization, "admin@example.com")
     base = f"/api/manage/organizations/{organization.id}/drivers"
 
     created = client.post(
@@ -126,8 +104,7 @@ def test_drivers_crud(organization):
 
 
 def test_driver_validation(organization):
-    make_admin(organization)
-    client, _ = login()
+    client = builders.manager_client(organization, "admin@example.com")
     base = f"/api/manage/organizations/{organization.id}/drivers"
     body = assert_error(client.post(base, {"phone": "call me"}, format="json"), 400)
     assert body["message"] == [
@@ -137,22 +114,21 @@ def test_driver_validation(organization):
 
 
 def test_drivers_of_another_organization_are_404(organization, other_organization):
-    make_admin(organization)
-    make_admin(other_organization, email="other@example.com")
-    other_client, _ = login("other@example.com")
+    builders.admin(organization)
+    builders.admin(other_organization, email="other@example.com")
+    other_client, _ = builders.bearer_login("other@example.com")
     foreign = other_client.post(
         f"/api/manage/organizations/{other_organization.id}/drivers",
         {"name": "Theirs"},
         format="json",
     ).json()
-    client, _ = login()
+    client, _ = builders.bearer_login()
     response = client.get(f"/api/manage/organizations/{organization.id}/drivers/{foreign['id']}")
     assert_error(response, 404, "Driver not found")
 
 
 def test_api_keys_through_management_api(organization):
-    make_admin(organization)
-    client, _ = login()
+    client = builders.manager_client(organization, "admin@example.com")
     base = f"/api/manage/organizations/{organization.id}/api-keys"
     created = client.post(base, {"name": "ERP", "platform": "erp"}, format="json")
     assert created.status_code == 201

@@ -4,9 +4,8 @@ and the management API, shown in the key's listing, false by default, fixed afte
 import pytest
 
 from tenants.models import ApiKey
+from tests import builders
 from tests.conftest import assert_error
-from tests.integrations.helpers import manager_client
-from tests.tenants.test_admin import admin_client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +42,7 @@ def test_provisioning_creates_a_test_key_and_lists_it(provisioning_client, organ
 
 
 def test_management_api_creates_a_test_key_and_lists_it(organization):
-    manager = manager_client(organization)[0]
+    manager = builders.manager_client(organization)
 
     created = manager.post(
         management_keys(organization), {"name": "Sandbox", "test": True}, format="json"
@@ -79,7 +78,7 @@ def test_an_update_does_not_change_it(provisioning_client, organization):
 
 
 def test_admin_creates_a_test_key_and_cannot_change_it_afterwards(organization):
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     client.post(
         "/admin/tenants/apikey/add/",

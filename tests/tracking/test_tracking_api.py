@@ -6,14 +6,9 @@ import json
 
 import pytest
 
+from tests import builders
 from tests.conftest import assert_error
-from tests.tracking.conftest import (
-    PRIVATE,
-    advance,
-    make_driver,
-    make_order,
-    order_in_status,
-)
+from tests.tracking.conftest import PRIVATE, make_order, order_in_status
 
 pytestmark = pytest.mark.django_db
 
@@ -54,10 +49,10 @@ def test_pending_order_answers_exactly_the_public_fields(api_client, organizatio
 def test_events_are_oldest_first_with_the_creation_first(api_client, organization, time_machine):
     time_machine.move_to(CREATED, tick=False)
     order = make_order(organization)
-    driver = make_driver(organization)
+    driver = builders.driver(organization)
     for status in ("dispatching", "assigned", "picked_up", "in_transit", "delivered"):
         time_machine.shift(dt.timedelta(minutes=10))
-        order = advance(order, status, driver=driver)
+        order = builders.advance(order, status, driver=driver)
 
     body = track(api_client, order.tracking_token).json()
 
@@ -74,11 +69,11 @@ def test_events_are_oldest_first_with_the_creation_first(api_client, organizatio
 
 
 def test_driver_is_shown_by_first_name_only_once_assigned(api_client, organization):
-    driver = make_driver(organization, name="  Samira   Haddad-Khan ")
+    driver = builders.driver(organization, name="  Samira   Haddad-Khan ")
     order = make_order(organization)
     assert track(api_client, order.tracking_token).json()["driver"] is None
 
-    advance(order, "assigned", driver=driver)
+    builders.advance(order, "assigned", driver=driver)
     response = track(api_client, order.tracking_token)
 
     assert response.json()["driver"] == {"name": "Samira"}
@@ -88,7 +83,7 @@ def test_driver_is_shown_by_first_name_only_once_assigned(api_client, organizati
 
 
 def test_unassigning_hides_the_driver_again(api_client, organization, driver):
-    order = advance(make_order(organization), "assigned", "dispatching", driver=driver)
+    order = builders.advance(make_order(organization), "assigned", "dispatching", driver=driver)
 
     body = track(api_client, order.tracking_token).json()
 
@@ -127,7 +122,7 @@ def test_no_private_field_is_ever_in_the_answer(api_client, organization, status
 
 
 def test_erp_orders_are_trackable_like_partner_orders(api_client, organization, driver):
-    order = advance(
+    order = builders.advance(
         make_order(organization, family="erp"), "dispatching", "assigned", driver=driver
     )
 
@@ -212,7 +207,7 @@ def test_query_count_does_not_grow_with_the_history(
     api_client, organization, driver, django_assert_num_queries
 ):
     short = make_order(organization)
-    long = advance(
+    long = builders.advance(
         make_order(organization),
         *("dispatching", "assigned", "picked_up", "in_transit", "delivered"),
         driver=driver,

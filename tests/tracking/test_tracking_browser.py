@@ -3,9 +3,13 @@
 
 The page is opened against a live server, the order moves through the status machine with
 `order_transition`, and the page must follow by itself.
+
+With UPDATE_SCREENSHOTS=1 (`make screenshots`) the page on the way is saved to docs/tracking.png
+(the README shows it); otherwise the screenshot goes to the test's temporary folder.
 """
 
 import datetime as dt
+import os
 import time
 from pathlib import Path
 
@@ -14,9 +18,9 @@ from django.conf import settings as django_settings
 from playwright.sync_api import Browser, expect
 from time_machine import travel
 
-from tests.conftest import make_organization
+from tests import builders
 from tests.core.browser import Watched, launch
-from tests.tracking.conftest import advance, make_driver, make_order, make_zone
+from tests.tracking.conftest import make_order
 
 SCREENSHOT = Path(django_settings.BASE_DIR) / "docs" / "tracking.png"
 #: a phone: the page is for recipients following a delivery on theirs
@@ -45,19 +49,21 @@ def browser_without_javascript(playwright) -> Browser:
 @pytest.fixture
 def tracked_order(transactional_db, settings):
     settings.TRACKING_POLL_INTERVAL_SECONDS = 0.25
-    organization = make_organization("Acme Deliveries")
+    organization = builders.organization("Acme Deliveries")
     with travel(CREATED, tick=False):
-        order = make_order(organization, zone=make_zone(organization, timezone="Europe/Berlin"))
-    return order, make_driver(organization, name="Samira Haddad")
+        order = make_order(
+            organization, zone=builders.zone_row(organization, timezone="Europe/Berlin")
+        )
+    return order, builders.driver(organization, name="Samira Haddad")
 
 
 def advance_at(order, minutes_after_creation: int, *statuses: str, driver=None):
     """Moves the order as `advance` does, at a moment of the delivery morning."""
     with travel(CREATED + dt.timedelta(minutes=minutes_after_creation), tick=False):
-        return advance(order, *statuses, driver=driver)
+        return builders.advance(order, *statuses, driver=driver)
 
 
-def test_page_follows_the_order_without_a_reload(browser, live_server, tracked_order):
+def test_page_follows_the_order_without_a_reload(browser, live_server, tracked_order, tmp_path):
     order, driver = tracked_order
     context = browser.new_context(**PHONE)
     page = context.new_page()
@@ -95,8 +101,8 @@ def test_page_follows_the_order_without_a_reload(browser, live_server, tracked_o
     for selector in ("#status-card", "#window", "#driver-row", "#timeline", "#updated-at"):
         assert page.locator(selector).inner_text() == server_page.locator(selector).inner_text()
 
-    SCREENSHOT.parent.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    screenshot = SCREENSHOT if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path / "t.png"
+    page.screenshot(path=str(screenshot), full_page=True)
 
     advance_at(order, 84, "delivered")
     expect(title).to_have_text("Delivered", timeout=UPDATE_TIMEOUT_MS)
@@ -114,7 +120,7 @@ def test_page_follows_the_order_without_a_reload(browser, live_server, tracked_o
     assert watched.requests, "the page made no request at all"
     strangers = [u for u in watched.requests if not u.startswith(f"{live_server.url}/")]
     assert strangers == [], "the page loaded something from another address"
-    assert SCREENSHOT.stat().st_size > 10_000
+    assert screenshot.stat().st_size > 10_000
 
 
 def test_cancelled_order_shows_what_happened(browser, live_server, tracked_order):

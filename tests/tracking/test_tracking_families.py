@@ -1,16 +1,13 @@
 """Both families' orders are trackable end to end: created through their own APIs, followed
 through the public tracking API and page (contract "Tracking"; contract "Tracking")."""
 
-import datetime as dt
 from datetime import UTC, datetime
 
 import pytest
 import time_machine
 
-from slots import services as slot_services
-from tests.conftest import key_client, make_api_key
+from tests import builders
 from tests.tracking.html import Page, assert_self_contained
-from zones import services as zone_services
 
 pytestmark = pytest.mark.django_db
 
@@ -64,14 +61,8 @@ def _assert_nothing_private(text: str, order_id: str, external_ref: str) -> None
 
 
 def test_partner_order_is_trackable_from_its_token(api_client, client, organization):
-    zone_services.zone_create(
-        organization=organization,
-        name="Mitte",
-        geodata=MITTE,
-        purpose="both",
-        timezone_name="Europe/Berlin",
-    )
-    partner = key_client(make_api_key(organization, "partner_a"))
+    builders.zone(organization, "Mitte", MITTE, purpose="both")
+    partner = builders.key_client(builders.api_key(organization, "partner_a"))
     created = partner.post(
         "/api/integrations/partner-a/orders",
         {**RECIPIENT, "externalRef": "PO-7", "deliveryWindowStart": "2030-01-06T09:00:00+01:00"},
@@ -103,23 +94,9 @@ def test_partner_order_is_trackable_from_its_token(api_client, client, organizat
 
 
 def test_erp_order_is_trackable_and_shows_its_slot_in_zone_time(api_client, client, organization):
-    zone = zone_services.zone_create(
-        organization=organization,
-        name="Mitte",
-        geodata=MITTE,
-        purpose="slot",
-        timezone_name="Europe/Berlin",
-    )
-    template = slot_services.slot_template_create(
-        organization=organization,
-        zone=zone,
-        day_of_week=0,  # Sunday
-        start_time=dt.time(8, 0),
-        duration_minutes=240,
-        cutoff_minutes=120,
-        vehicle_capacity=[{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 5}],
-    )
-    erp = key_client(make_api_key(organization, "erp"))
+    zone = builders.slot_zone(organization, "Mitte", geodata=MITTE)
+    template = builders.slot_template(zone, day_of_week=0, capacity=5)  # Sunday 08:00-12:00
+    erp = builders.key_client(builders.api_key(organization, "erp"))
     created = erp.post(
         "/api/integrations/erp/orders",
         {

@@ -6,15 +6,8 @@ import re
 
 import pytest
 
-from tests.tracking.conftest import (
-    PATHS,
-    PRIVATE,
-    advance,
-    make_driver,
-    make_order,
-    make_zone,
-    order_in_status,
-)
+from tests import builders
+from tests.tracking.conftest import PATHS, PRIVATE, make_order, order_in_status
 from tests.tracking.html import Page, assert_self_contained
 
 pytestmark = pytest.mark.django_db
@@ -58,10 +51,10 @@ def test_page_says_each_status_in_plain_words(
 ):
     time_machine.move_to(CREATED, tick=False)
     order = make_order(organization)
-    driver = make_driver(organization)
+    driver = builders.driver(organization)
     for step in PATHS[status]:
         time_machine.shift(dt.timedelta(minutes=10))
-        order = advance(order, step, driver=driver)
+        order = builders.advance(order, step, driver=driver)
 
     response = get_page(client, order.tracking_token)
 
@@ -119,7 +112,7 @@ def test_failed_and_cancelled_pages_show_what_happened_instead_of_progress(
 
 
 def test_delivery_window_is_in_the_zone_local_time(client, organization):
-    order = make_order(organization, zone=make_zone(organization, timezone="Europe/Berlin"))
+    order = make_order(organization, zone=builders.zone_row(organization, timezone="Europe/Berlin"))
 
     page = Page(get_page(client, order.tracking_token).content.decode())
 
@@ -129,7 +122,7 @@ def test_delivery_window_is_in_the_zone_local_time(client, organization):
 
 
 def test_window_across_midnight_and_open_windows_are_written_out(client, organization):
-    zone = make_zone(organization, timezone="America/New_York")
+    zone = builders.zone_row(organization, timezone="America/New_York")
     start = dt.datetime(2031, 7, 1, 2, 0, tzinfo=dt.UTC)  # 22:00 on 30 June in New York (EDT)
     end = dt.datetime(2031, 7, 1, 6, 0, tzinfo=dt.UTC)  # 02:00 on 1 July
     across = make_order(organization, zone=zone, window=(start, end))
@@ -146,11 +139,11 @@ def test_window_across_midnight_and_open_windows_are_written_out(client, organiz
 
 def test_timeline_lists_each_change_in_zone_time_oldest_first(client, organization, time_machine):
     time_machine.move_to(CREATED, tick=False)
-    driver = make_driver(organization)
-    order = make_order(organization, zone=make_zone(organization, timezone="Asia/Tokyo"))
+    driver = builders.driver(organization)
+    order = make_order(organization, zone=builders.zone_row(organization, timezone="Asia/Tokyo"))
     for step in ("dispatching", "assigned", "picked_up"):
         time_machine.shift(dt.timedelta(minutes=30))
-        order = advance(order, step, driver=driver)
+        order = builders.advance(order, step, driver=driver)
 
     page = Page(get_page(client, order.tracking_token).content.decode())
 
@@ -169,11 +162,11 @@ def test_timeline_lists_each_change_in_zone_time_oldest_first(client, organizati
 
 
 def test_driver_first_name_appears_once_assigned(client, organization):
-    driver = make_driver(organization, name="Samira Haddad-Khan")
+    driver = builders.driver(organization, name="Samira Haddad-Khan")
     order = make_order(organization)
     before = Page(get_page(client, order.tracking_token).content.decode())
 
-    advance(order, "assigned", driver=driver)
+    builders.advance(order, "assigned", driver=driver)
     html = get_page(client, order.tracking_token).content.decode()
     after = Page(html)
 
@@ -308,8 +301,8 @@ def test_no_style_attribute_or_inline_handler_that_the_policy_would_block(client
 def test_names_are_escaped(client, other_organization):
     other_organization.name = '<script>alert("org")</script> & Sons'
     other_organization.save()
-    driver = make_driver(other_organization, name="<img src=x onerror=alert(1)> Bob")
-    order = advance(make_order(other_organization), "assigned", driver=driver)
+    driver = builders.driver(other_organization, name="<img src=x onerror=alert(1)> Bob")
+    order = builders.advance(make_order(other_organization), "assigned", driver=driver)
 
     html = get_page(client, order.tracking_token).content.decode()
 
@@ -382,7 +375,7 @@ def test_page_is_rate_limited_with_an_html_answer(client, organization, settings
 def test_page_reads_with_a_constant_number_of_queries(
     client, organization, driver, django_assert_num_queries
 ):
-    order = advance(
+    order = builders.advance(
         make_order(organization),
         *("dispatching", "assigned", "picked_up", "in_transit"),
         driver=driver,

@@ -28,23 +28,9 @@ from werkzeug import Request, Response
 
 from delivery.celery import app as celery_app
 from webhooks import queueing, sending
-from zones.models import Zone
 
 #: a Redis database of the tests' own, so no other worker takes our messages (nor we theirs)
 TEST_BROKER_URL = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/13")
-
-
-SQUARE = {
-    "type": "Polygon",
-    "coordinates": [[[13.0, 52.0], [13.1, 52.0], [13.1, 52.1], [13.0, 52.1], [13.0, 52.0]]],
-}
-
-
-def make_zone(organization, name: str = "North", purpose: str = "both") -> Zone:
-    slug = name.lower().replace(" ", "-")
-    return Zone.objects.create(
-        organization=organization, name=name, slug=slug, purpose=purpose, geodata=SQUARE
-    )
 
 
 def independent_hmac_hex(key: str, body: bytes) -> str:

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import assert_error, make_api_key
+from tests import builders
+from tests.conftest import assert_error
 from tests.webhooks.conftest import STUB_HOST
-from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
@@ -73,6 +73,15 @@ def connects_to(firewall, port: int) -> list[tuple[str, int]]:
     return [connect for connect in firewall.connects if connect[1] == port]
 
 
+def erp_key_with_hook(provisioning_client, organization, webhook_url: str):
+    """Provisions an ERP key of `organization` sending its webhooks to `webhook_url`."""
+    return provisioning_client.post(
+        keys_url(organization),
+        {"name": "ERP", "platform": "erp", "webhookUrl": webhook_url},
+        format="json",
+    )
+
+
 @pytest.fixture
 def production(settings):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
@@ -83,11 +92,7 @@ def test_a_host_resolving_to_a_non_public_address_is_refused(
     provisioning_client, organization, production, resolver, firewall, address
 ):
     resolver.answers = [[address]]
-    response = provisioning_client.post(
-        keys_url(organization),
-        {"name": "ERP", "platform": "erp", "webhookUrl": f"https://{STUB_HOST}/hook"},
-        format="json",
-    )
+    response = erp_key_with_hook(provisioning_client, organization, f"https://{STUB_HOST}/hook")
     assert_error(response, 400, NOT_PUBLIC)
     assert connects_to(firewall, 443) == []  # checked, never contacted
 
@@ -97,11 +102,7 @@ def test_a_non_public_address_literal_is_refused(
     provisioning_client, organization, production, firewall, address
 ):
     host = f"[{address}]" if ":" in address else address
-    response = provisioning_client.post(
-        keys_url(organization),
-        {"name": "ERP", "platform": "erp", "webhookUrl": f"http://{host}:8080/hook"},
-        format="json",
-    )
+    response = erp_key_with_hook(provisioning_client, organization, f"http://{host}:8080/hook")
     assert_error(response, 400, NOT_PUBLIC)
     assert connects_to(firewall, 8080) == []
 
@@ -111,22 +112,14 @@ def test_a_globally_routable_address_is_accepted(
     provisioning_client, organization, production, resolver, firewall, address
 ):
     resolver.answers = [[address]]
-    response = provisioning_client.post(
-        keys_url(organization),
-        {"name": "ERP", "platform": "erp", "webhookUrl": f"https://{STUB_HOST}/hook"},
-        format="json",
-    )
+    response = erp_key_with_hook(provisioning_client, organization, f"https://{STUB_HOST}/hook")
     assert response.status_code == 201, response.content
     assert connects_to(firewall, 443) == []
 
 
 def test_every_answer_must_be_public(provisioning_client, organization, production, resolver):
     resolver.answers = [[PUBLIC, "10.0.0.7"]]
-    response = provisioning_client.post(
-        keys_url(organization),
-        {"name": "ERP", "platform": "erp", "webhookUrl": f"https://{STUB_HOST}/hook"},
-        format="json",
-    )
+    response = erp_key_with_hook(provisioning_client, organization, f"https://{STUB_HOST}/hook")
     assert_error(response, 400, NOT_PUBLIC)
 
 
@@ -171,11 +164,7 @@ def test_update_to_a_non_public_address_is_refused(
     provisioning_client, organization, production, resolver
 ):
     resolver.answers = [[PUBLIC], ["10.0.0.7"]]
-    created = provisioning_client.post(
-        keys_url(organization),
-        {"name": "ERP", "platform": "erp", "webhookUrl": f"https://{STUB_HOST}/a"},
-        format="json",
-    )
+    created = erp_key_with_hook(provisioning_client, organization, f"https://{STUB_HOST}/a")
     assert created.status_code == 201, created.content
     response = provisioning_client.post(
         f"{keys_url(organization)}/{created.json()['id']}",
@@ -189,14 +178,7 @@ def test_update_to_a_non_public_address_is_refused(
 
 
 def emit(organization) -> Delivery:
-    webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref="SO-1",
-    )
+    builders.order_event(organization)
     return Delivery.objects.get(organization=organization)
 
 
@@ -210,7 +192,7 @@ def test_rebinding_after_the_check_is_never_followed(
     """DNS answers a public address, then (rebinding) the receiver's loopback address: the
     delivery connects to the address it checked, never to the second answer."""
     port = port_of(receiver.url)
-    make_api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook")
+    builders.api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook")
     delivery = emit(organization)
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
     resolver.answers = [[PUBLIC], ["127.0.0.1"]]
@@ -229,7 +211,7 @@ def test_a_delivery_to_an_address_that_became_private_is_refused_without_traffic
     organization, receiver, resolver, firewall, settings
 ):
     port = port_of(receiver.url)
-    make_api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook")
+    builders.api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook")
     delivery = emit(organization)
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
     resolver.answers = [["127.0.0.1"]]
@@ -244,7 +226,7 @@ def test_a_delivery_to_an_address_that_became_private_is_refused_without_traffic
 
 def test_the_request_carries_the_urls_host_and_resolves_once(organization, receiver, resolver):
     port = port_of(receiver.url)
-    make_api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook?a=1")
+    builders.api_key(organization, "partner_a", webhook_url=f"http://{STUB_HOST}:{port}/hook?a=1")
     resolver.answers = [["127.0.0.1"], ["10.9.9.9"]]
 
     tasks.deliver(str(emit(organization).id))
@@ -259,7 +241,7 @@ def test_https_uses_the_host_name_for_sni_and_the_certificate(
     organization, resolver, tls_receiver_for
 ):
     tls = tls_receiver_for(STUB_HOST)
-    make_api_key(organization, "partner_a", webhook_url=f"https://{STUB_HOST}:{tls.port}/hook")
+    builders.api_key(organization, "partner_a", webhook_url=f"https://{STUB_HOST}:{tls.port}/hook")
     resolver.answers = [["127.0.0.1"]]
 
     tasks.deliver(str(emit(organization).id))
@@ -272,7 +254,7 @@ def test_https_uses_the_host_name_for_sni_and_the_certificate(
 
 def test_a_certificate_for_another_host_is_refused(organization, resolver, tls_receiver_for):
     tls = tls_receiver_for("other.example.test")
-    make_api_key(organization, "partner_a", webhook_url=f"https://{STUB_HOST}:{tls.port}/hook")
+    builders.api_key(organization, "partner_a", webhook_url=f"https://{STUB_HOST}:{tls.port}/hook")
     resolver.answers = [["127.0.0.1"]]
 
     tasks.deliver(str(emit(organization).id))

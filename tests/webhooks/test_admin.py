@@ -1,47 +1,25 @@
 """Delivery records in Django admin: scoped per organization, read-only, redeliver action."""
 
 import pytest
-from django.test import Client
 
-from tenants.models import Membership, User
-from tests.conftest import make_api_key
-from webhooks import events as webhook_events
+from tests import builders
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "a-Strong-passphrase-42"
-
-
-def admin_client_for(organization, email="hook-admin@example.com") -> Client:
-    user = User.objects.create_user(email=email, password=PASSWORD)
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    client = Client()
-    assert client.login(username=email, password=PASSWORD)
-    return client
-
 
 def emit(organization, ref: str) -> Delivery:
-    webhook_events.order_event_emit(
-        order_id=f"order-{ref}",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, order_id=f"order-{ref}")
     return Delivery.objects.filter(organization=organization).first()
 
 
 def test_org_admin_sees_only_their_deliveries(organization, other_organization):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/ours")
-    make_api_key(other_organization, "partner_a", webhook_url="http://127.0.0.1:9/theirs")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/ours")
+    builders.api_key(other_organization, "partner_a", webhook_url="http://127.0.0.1:9/theirs")
     emit(organization, "A")
     theirs = emit(other_organization, "B")
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     listing = client.get("/admin/webhooks/delivery/")
     assert listing.status_code == 200
@@ -52,11 +30,11 @@ def test_org_admin_sees_only_their_deliveries(organization, other_organization):
 
 
 def test_delivery_page_shows_its_attempts_read_only(organization, receiver):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [418]
     delivery = emit(organization, "A")
     tasks.deliver(str(delivery.id))
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     page = client.get(f"/admin/webhooks/delivery/{delivery.pk}/change/")
     assert page.status_code == 200
@@ -68,10 +46,10 @@ def test_delivery_page_shows_its_attempts_read_only(organization, receiver):
 def test_redeliver_action_queues_a_new_round(
     organization, receiver, django_capture_on_commit_callbacks
 ):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     delivery = emit(organization, "A")
     tasks.deliver(str(delivery.id))
-    client = admin_client_for(organization)
+    client = builders.admin_site_client(organization)
 
     with django_capture_on_commit_callbacks() as queued:
         response = client.post(

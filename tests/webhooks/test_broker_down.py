@@ -10,8 +10,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import make_api_key
-from webhooks import events as webhook_events
+from tests import builders
 from webhooks import queueing
 from webhooks.models import Delivery
 
@@ -21,19 +20,12 @@ pytestmark = pytest.mark.django_db
 def test_a_publish_with_the_broker_down_fails_at_once(
     organization, dead_broker, django_capture_on_commit_callbacks, caplog
 ):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     queueing.broker_breaker.reset()  # no earlier failure spares us the attempt
 
     started = time.monotonic()
     with django_capture_on_commit_callbacks(execute=True):
-        webhook_events.order_event_emit(
-            order_id=str(uuid.uuid4()),
-            organization_id=organization.id,
-            platform="partner_a",
-            event="order.created",
-            status="pending",
-            external_ref="SO-1",
-        )
+        builders.order_event(organization, order_id=str(uuid.uuid4()))
     elapsed = time.monotonic() - started
 
     delivery = Delivery.objects.get(organization=organization)

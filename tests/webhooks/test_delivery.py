@@ -9,8 +9,8 @@ import pytest
 import time_machine
 
 from tenants.services import api_key_revoke, api_key_rotate, api_key_update
-from tests.conftest import make_api_key
-from tests.webhooks.conftest import independent_hmac_hex, make_zone
+from tests import builders
+from tests.webhooks.conftest import independent_hmac_hex
 from webhooks import events as webhook_events
 from webhooks import queueing, sending, services, tasks
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
@@ -21,22 +21,26 @@ T0 = datetime(2030, 3, 4, 10, 15, 30, tzinfo=UTC)
 
 
 def emit_order_created(organization, platform="partner_a", ref="SO-1"):
-    return webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform=platform,
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    return builders.order_event(organization, ref, platform=platform)
 
 
 def only_delivery(organization) -> Delivery:
     return Delivery.objects.select_related("event").get(organization=organization)
 
 
+def failed_through_the_schedule(organization, clock) -> Delivery:
+    """Emits order.created and attempts its delivery at each time of the schedule from T0 (the
+    receiver is down or answers 5xx: it ends failed); returns the delivery as first read."""
+    emit_order_created(organization)
+    delivery = only_delivery(organization)
+    for offset in (0, 60, 300, 1800, 7200):
+        clock.move_to(T0 + timedelta(seconds=offset))
+        tasks.deliver(str(delivery.id))
+    return delivery
+
+
 def test_partner_webhook_is_signed_with_the_webhook_secret(organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=False):
         emit_order_created(organization)
         delivery = only_delivery(organization)
@@ -63,8 +67,8 @@ def test_partner_webhook_is_signed_with_the_webhook_secret(organization, receive
 
 
 def test_erp_webhook_is_signed_with_the_api_key_value(organization, receiver):
-    zone = make_zone(organization, "North")
-    issued = make_api_key(organization, "erp", webhook_url=receiver.url)
+    zone = builders.zone_row(organization, "North")
+    issued = builders.api_key(organization, "erp", webhook_url=receiver.url)
     webhook_events.slot_booked_emit(
         organization_id=organization.id,
         zone=zone,
@@ -101,7 +105,7 @@ def test_erp_webhook_is_signed_with_the_api_key_value(organization, receiver):
 
 
 def test_a_rotated_key_signs_with_its_new_secret(organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     emit_order_created(organization)
     rotated = api_key_rotate(api_key=issued.api_key)
     tasks.deliver(str(only_delivery(organization).id))
@@ -115,8 +119,8 @@ def test_a_rotated_key_signs_with_its_new_secret(organization, receiver):
 def test_partner_event_goes_to_the_key_of_the_platform_that_created_the_order(
     organization, receiver
 ):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
-    make_api_key(organization, "partner_b", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(organization, "partner_b", webhook_url=receiver.url)
     emit_order_created(organization, platform="partner_b")
     delivery = only_delivery(organization)
     assert delivery.url == receiver.url
@@ -125,7 +129,7 @@ def test_partner_event_goes_to_the_key_of_the_platform_that_created_the_order(
 
 
 def test_any_2xx_is_success(organization, receiver):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [204]
     emit_order_created(organization)
     tasks.deliver(str(only_delivery(organization).id))
@@ -139,7 +143,7 @@ def test_any_2xx_is_success(organization, receiver):
 
 @pytest.mark.parametrize("status", [301, 400, 404, 500, 503])
 def test_anything_but_2xx_is_a_failed_attempt(organization, receiver, status):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [status]
     emit_order_created(organization)
     tasks.deliver(str(only_delivery(organization).id))
@@ -150,8 +154,8 @@ def test_anything_but_2xx_is_a_failed_attempt(organization, receiver, status):
 
 
 def test_retries_follow_the_schedule_and_the_fifth_attempt_delivers(organization, receiver):
-    zone = make_zone(organization, "North")
-    make_api_key(organization, "erp", webhook_url=receiver.url)
+    zone = builders.zone_row(organization, "North")
+    builders.api_key(organization, "erp", webhook_url=receiver.url)
     receiver.statuses = [500, 502, 503, 500]
     with time_machine.travel(T0, tick=False) as clock:
         webhook_events.slot_booked_emit(
@@ -194,7 +198,7 @@ def test_retries_follow_the_schedule_and_the_fifth_attempt_delivers(organization
 
 
 def test_fifth_failure_marks_the_delivery_failed(organization, receiver):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [500] * 5
     with time_machine.travel(T0, tick=False) as clock:
         emit_order_created(organization)
@@ -215,7 +219,7 @@ def test_fifth_failure_marks_the_delivery_failed(organization, receiver):
 
 def test_a_late_attempt_is_due_at_once_and_keeps_the_schedule(organization, receiver):
     """Attempt times count from the first attempt's due time, not from the previous attempt."""
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [500, 500, 500]
     with time_machine.travel(T0, tick=False) as clock:
         emit_order_created(organization)
@@ -231,7 +235,7 @@ def test_a_late_attempt_is_due_at_once_and_keeps_the_schedule(organization, rece
 
 def test_shortened_schedule_setting_is_used(organization, receiver, settings):
     settings.WEBHOOK_RETRY_SCHEDULE = [0, 5]
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [500, 500]
     with time_machine.travel(T0, tick=False) as clock:
         emit_order_created(organization)
@@ -246,7 +250,7 @@ def test_shortened_schedule_setting_is_used(organization, receiver, settings):
 def test_a_slow_receiver_is_a_timeout(organization, receiver, settings):
     settings.WEBHOOK_TIMEOUT_SECONDS = 0.3
     receiver.delay_seconds = 0.8
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     emit_order_created(organization)
     tasks.deliver(str(only_delivery(organization).id))
     delivery = only_delivery(organization)
@@ -258,7 +262,7 @@ def test_a_slow_receiver_is_a_timeout(organization, receiver, settings):
 
 
 def test_an_unreachable_receiver_is_a_failed_attempt(organization):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hook")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hook")
     emit_order_created(organization)
     tasks.deliver(str(only_delivery(organization).id))
     delivery = only_delivery(organization)
@@ -267,7 +271,7 @@ def test_an_unreachable_receiver_is_a_failed_attempt(organization):
 
 
 def test_private_url_is_refused_at_send_time(organization, receiver, settings):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     emit_order_created(organization)
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False  # e.g. production, or DNS changed since
     tasks.deliver(str(only_delivery(organization).id))
@@ -284,7 +288,7 @@ def test_private_url_is_refused_at_send_time(organization, receiver, settings):
 
 
 def test_revoked_key_fails_the_delivery_without_sending(organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     emit_order_created(organization)
     api_key_revoke(api_key=issued.api_key)
     tasks.deliver(str(only_delivery(organization).id))
@@ -294,7 +298,7 @@ def test_revoked_key_fails_the_delivery_without_sending(organization, receiver):
 
 
 def test_delivered_delivery_is_not_sent_again(organization, receiver):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     emit_order_created(organization)
     delivery_id = str(only_delivery(organization).id)
     assert tasks.deliver(delivery_id) is True
@@ -304,14 +308,10 @@ def test_delivered_delivery_is_not_sent_again(organization, receiver):
 
 
 def test_redeliver_starts_a_new_round_to_the_current_url(organization, receiver, httpserver):
-    issued = make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/old")
+    issued = builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/old")
     receiver.statuses = [200]
     with time_machine.travel(T0, tick=False) as clock:
-        emit_order_created(organization)
-        delivery = only_delivery(organization)
-        for offset in (0, 60, 300, 1800, 7200):
-            clock.move_to(T0 + timedelta(seconds=offset))
-            tasks.deliver(str(delivery.id))
+        delivery = failed_through_the_schedule(organization, clock)
         assert only_delivery(organization).status == DeliveryStatus.FAILED
 
         api_key_update(api_key=issued.api_key, webhook_url=receiver.url)
@@ -330,13 +330,9 @@ def test_redeliver_starts_a_new_round_to_the_current_url(organization, receiver,
 
 
 def test_a_redelivered_delivery_gets_the_full_schedule_again(organization):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/down")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/down")
     with time_machine.travel(T0, tick=False) as clock:
-        emit_order_created(organization)
-        delivery = only_delivery(organization)
-        for offset in (0, 60, 300, 1800, 7200):
-            clock.move_to(T0 + timedelta(seconds=offset))
-            tasks.deliver(str(delivery.id))
+        delivery = failed_through_the_schedule(organization, clock)
         start = T0 + timedelta(days=2)
         clock.move_to(start)
         services.delivery_redeliver(delivery=delivery)
@@ -348,7 +344,7 @@ def test_a_redelivered_delivery_gets_the_full_schedule_again(organization):
 def test_sweep_queues_only_due_deliveries_without_a_live_message(
     organization, django_capture_on_commit_callbacks
 ):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/down")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/down")
     with time_machine.travel(T0, tick=False) as clock:
         emit_order_created(organization, ref="A")
         emit_order_created(organization, ref="B")
@@ -381,7 +377,7 @@ def test_a_message_that_comes_early_is_queued_again_for_the_due_time(
 ):
     """A countdown that fires a moment before the attempt is due (clocks of two hosts) must
     not leave the attempt to a sweep 30 s later: it is queued again for its due time."""
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/down")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/down")
     with time_machine.travel(T0, tick=False) as clock:
         emit_order_created(organization)
         delivery_id = str(only_delivery(organization).id)

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_api_key
-from webhooks import events as webhook_events
+from tests import builders
 from webhooks import tasks
 from webhooks.models import Delivery
 
@@ -30,15 +29,8 @@ def snippet_defining(language: str, name: str) -> str:
 
 
 def a_real_delivery(organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
-    webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref="SO-ü-1",
-    )
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.order_event(organization, "SO-ü-1")
     tasks.deliver(str(Delivery.objects.get(organization=organization).id))
     (request,) = receiver.wait_for(1)
     return issued, request

@@ -4,10 +4,8 @@ in key listings, and honoured when events are emitted (docs/webhooks.md "Choosin
 import pytest
 
 from tenants.services import api_key_update
-from tests.conftest import assert_error, make_api_key
-from tests.tenants.test_admin import admin_client_for
-from tests.tenants.test_management_api import login, make_admin
-from tests.webhooks.conftest import make_zone
+from tests import builders
+from tests.conftest import assert_error
 from webhooks import catalog, tasks
 from webhooks import events as webhook_events
 from webhooks.models import Delivery, Event
@@ -20,14 +18,7 @@ def keys_url(organization) -> str:
 
 
 def emit(organization, event: str, status: str, ref: str = "SO-1") -> None:
-    webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform="partner_a",
-        event=event,
-        status=status,
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, event=event, status=status)
 
 
 def test_the_catalogue_names_every_event_the_service_emits():
@@ -106,7 +97,7 @@ def test_an_unknown_event_name_is_a_400_naming_it(provisioning_client, organizat
         "webhookEvents has an unknown event: order.shipped",
         "webhookEvents has an unknown event: refund.done",
     ]
-    key = make_api_key(organization, "partner_b")
+    key = builders.api_key(organization, "partner_b")
     body = assert_error(
         provisioning_client.post(
             f"{keys_url(organization)}/{key.api_key.id}",
@@ -130,8 +121,7 @@ def test_webhook_events_must_be_an_array_of_names(provisioning_client, organizat
 
 
 def test_management_api_creates_and_updates_the_filter(organization):
-    make_admin(organization)
-    client, _ = login()
+    client = builders.manager_client(organization, "admin@example.com")
     base = f"/api/manage/organizations/{organization.id}/api-keys"
     created = client.post(
         base,
@@ -157,7 +147,7 @@ def test_management_api_creates_and_updates_the_filter(organization):
 
 
 def test_events_not_listed_are_neither_delivered_nor_recorded_as_deliveries(organization, receiver):
-    make_api_key(
+    builders.api_key(
         organization,
         "partner_a",
         webhook_url=receiver.url,
@@ -181,24 +171,24 @@ def test_events_not_listed_are_neither_delivered_nor_recorded_as_deliveries(orga
 
 
 def test_a_filter_applies_to_erp_keys_and_an_empty_list_receives_nothing(organization, receiver):
-    erp = make_api_key(
+    erp = builders.api_key(
         organization, "erp", webhook_url=receiver.url, webhook_events=["erp.slot.booked"]
     )
-    make_api_key(organization, "partner_a", webhook_url=receiver.url, webhook_events=[])
-    webhook_events.polygon_updated_emit(zone=make_zone(organization))
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url, webhook_events=[])
+    webhook_events.polygon_updated_emit(zone=builders.zone_row(organization, "North"))
     emit(organization, "order.created", "pending")
     assert Event.objects.filter(organization=organization).count() == 2
     assert not Delivery.objects.filter(organization=organization).exists()
 
     # Null (every event) again: the next polygon change is delivered.
     api_key_update(api_key=erp.api_key, webhook_events=None)
-    webhook_events.polygon_updated_emit(zone=make_zone(organization, name="South"))
+    webhook_events.polygon_updated_emit(zone=builders.zone_row(organization, name="South"))
     assert Delivery.objects.filter(organization=organization).count() == 1
 
 
 def test_admin_edits_the_filter_with_checkboxes(organization):
-    issued = make_api_key(organization, "partner_a", webhook_url="https://hooks.example.com/a")
-    client = admin_client_for(organization)
+    issued = builders.api_key(organization, "partner_a", webhook_url="https://hooks.example.com/a")
+    client = builders.admin_site_client(organization)
     url = f"/admin/tenants/apikey/{issued.api_key.pk}/change/"
     page = client.get(url)
     assert b'value="order.delivered"' in page.content

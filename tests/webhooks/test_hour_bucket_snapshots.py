@@ -9,9 +9,7 @@ from datetime import UTC, datetime, time
 import pytest
 import time_machine
 
-from slots import services as slot_services
-from tests.conftest import make_api_key
-from tests.webhooks.conftest import SQUARE
+from tests import builders
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 from zones import services as zone_services
@@ -29,6 +27,20 @@ def deliver_pending(organization) -> None:
         assert tasks.deliver(str(delivery.id)) is True
 
 
+def harbour(organization):
+    """A slot zone in the organization's default time zone."""
+    return builders.zone(
+        organization, "Harbour", builders.SQUARE, timezone_name=None, purpose="slot"
+    )
+
+
+def template_at_8(zone, day_of_week: int):
+    """A template at 08:00 on `day_of_week`, the rest from the slot policy's defaults."""
+    return builders.slot_template(
+        zone, day_of_week=day_of_week, start=time(8), duration=None, cutoff=None, capacity=None
+    )
+
+
 def updated_at(request) -> datetime:
     return datetime.fromisoformat(request.json["payload"]["updatedAt"])
 
@@ -36,18 +48,12 @@ def updated_at(request) -> datetime:
 def test_a_newer_slots_change_after_delivery_arrives_with_the_same_id_and_a_later_updated_at(
     organization, receiver
 ):
-    make_api_key(organization, "erp", webhook_url=receiver.url)
+    builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
-        zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=SQUARE, purpose="slot"
-        )
-        slot_services.slot_template_create(
-            organization=organization, zone=zone, day_of_week=0, start_time=time(8)
-        )
+        zone = harbour(organization)
+        template_at_8(zone, 0)
         deliver_pending(organization)
-        slot_services.slot_template_create(
-            organization=organization, zone=zone, day_of_week=1, start_time=time(8)
-        )
+        template_at_8(zone, 1)
         deliver_pending(organization)
 
     first, second = [r for r in receiver.requests if r.json["event"] == "erp.slots.updated"]
@@ -61,11 +67,9 @@ def test_a_newer_slots_change_after_delivery_arrives_with_the_same_id_and_a_late
 def test_a_newer_zone_change_after_delivery_arrives_with_the_same_id_and_a_later_updated_at(
     organization, receiver
 ):
-    make_api_key(organization, "erp", webhook_url=receiver.url)
+    builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
-        zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=SQUARE, purpose="slot"
-        )
+        zone = harbour(organization)
         deliver_pending(organization)
         zone_services.zone_update(zone=zone, enabled=False)
         deliver_pending(organization)
@@ -77,18 +81,12 @@ def test_a_newer_zone_change_after_delivery_arrives_with_the_same_id_and_a_later
 
 
 def test_changes_merged_into_an_unsent_snapshot_carry_the_latest_updated_at(organization, receiver):
-    make_api_key(organization, "erp", webhook_url=receiver.url)
+    builders.api_key(organization, "erp", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=True):
-        zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=SQUARE, purpose="slot"
-        )
-        slot_services.slot_template_create(
-            organization=organization, zone=zone, day_of_week=0, start_time=time(8)
-        )
+        zone = harbour(organization)
+        template_at_8(zone, 0)
         before = datetime.now(UTC)
-        slot_services.slot_template_create(
-            organization=organization, zone=zone, day_of_week=1, start_time=time(8)
-        )
+        template_at_8(zone, 1)
         deliver_pending(organization)
 
     (snapshot,) = [r for r in receiver.requests if r.json["event"] == "erp.slots.updated"]

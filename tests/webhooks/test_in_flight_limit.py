@@ -13,8 +13,7 @@ import pytest
 import time_machine
 from django.db import connection
 
-from tests.conftest import make_api_key, make_organization
-from webhooks import events as webhook_events
+from tests import builders
 from webhooks import queueing, sending, services
 from webhooks.models import Delivery, DeliveryStatus
 
@@ -24,14 +23,7 @@ T0 = datetime(2030, 3, 4, 10, 15, 30, tzinfo=UTC)
 
 
 def emit(organization, ref: str) -> Delivery:
-    webhook_events.order_event_emit(
-        order_id=str(uuid.uuid4()),
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, order_id=str(uuid.uuid4()))
     return Delivery.objects.get(organization=organization, event__payload__externalRef=ref)
 
 
@@ -48,7 +40,7 @@ def limit_two(settings):
 
 
 def test_destination_at_its_limit_parks_the_next_delivery(organization, receiver, limit_two):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=False):
         first, second, third = (emit(organization, ref) for ref in ("A", "B", "C"))
         on_the_wire(first, T0)
@@ -62,9 +54,9 @@ def test_destination_at_its_limit_parks_the_next_delivery(organization, receiver
 
 
 def test_other_destinations_are_not_held_up(organization, receiver, limit_two):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hangs")
-    other = make_organization()
-    make_api_key(other, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hangs")
+    other = builders.organization()
+    builders.api_key(other, "partner_a", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=False):
         on_the_wire(emit(organization, "A"), T0)
         on_the_wire(emit(organization, "B"), T0)
@@ -80,7 +72,7 @@ def test_an_ending_attempt_hands_its_slot_to_the_oldest_parked_delivery(
     organization, receiver, settings, django_capture_on_commit_callbacks
 ):
     settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=False) as clock:
         first = emit(organization, "A")
         clock.move_to(T0 + timedelta(seconds=1))
@@ -105,9 +97,9 @@ def test_an_ending_attempt_hands_its_slot_to_the_oldest_parked_delivery(
 def test_sweep_leaves_a_busy_destination_to_its_hand_overs(
     organization, limit_two, django_capture_on_commit_callbacks
 ):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hangs")
-    other = make_organization()
-    make_api_key(other, "partner_a", webhook_url="http://127.0.0.1:9/other")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hangs")
+    other = builders.organization()
+    builders.api_key(other, "partner_a", webhook_url="http://127.0.0.1:9/other")
     with time_machine.travel(T0, tick=False):
         on_the_wire(emit(organization, "A"), T0)
         on_the_wire(emit(organization, "B"), T0)
@@ -127,7 +119,7 @@ def test_sweep_leaves_a_busy_destination_to_its_hand_overs(
 def test_a_claim_older_than_the_timeout_frees_its_slot(organization, receiver, limit_two, settings):
     """A worker that died mid-attempt holds its destination's slot only for the timeout (+5 s),
     not for its whole lease (the attempt itself stays its own until the lease lapses)."""
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     timeout = settings.WEBHOOK_TIMEOUT_SECONDS
     with time_machine.travel(T0, tick=False):
         first, second, third = (emit(organization, ref) for ref in ("A", "B", "C"))
@@ -148,8 +140,8 @@ def test_simultaneous_claims_respect_the_limit(transactional_db, receiver, setti
     """Eight workers claiming at the same instant: exactly the limit goes out, the rest wait."""
     settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 2
     receiver.delay_seconds = 0.5
-    organization = make_organization()
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     deliveries = [emit(organization, f"R-{n}") for n in range(8)]
     barrier = threading.Barrier(len(deliveries))
     results: list[bool] = []

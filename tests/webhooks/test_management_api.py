@@ -6,38 +6,18 @@ import pytest
 import time_machine
 from rest_framework.test import APIClient
 
-from tenants.models import Membership, User
-from tests.conftest import assert_error, make_api_key
-from webhooks import events as webhook_events
+from tests import builders
+from tests.conftest import assert_error
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "a-Strong-passphrase-42"
 T0 = datetime(2030, 3, 4, 10, 0, tzinfo=UTC)
 
 
-def admin_client(organization, email="hooks-admin@example.com") -> APIClient:
-    user = User.objects.create_user(email=email, password=PASSWORD, name="Hook Admin")
-    Membership.objects.create(
-        organization=organization, user=user, org_role="admin", is_active=True
-    )
-    client = APIClient()
-    response = client.post("/api/auth/token", {"email": email, "password": PASSWORD}, format="json")
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {response.json()['token']}")
-    return client
-
-
 def emit(organization, ref: str) -> Delivery:
-    webhook_events.order_event_emit(
-        order_id=f"order-{ref}",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, order_id=f"order-{ref}")
     return Delivery.objects.select_related("event").filter(organization=organization).first()
 
 
@@ -46,8 +26,8 @@ def url(organization, suffix: str = "") -> str:
 
 
 def test_list_shows_deliveries_newest_first(organization, receiver):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
-    client = admin_client(organization)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
+    client = builders.manager_client(organization)
     with time_machine.travel(T0, tick=False) as clock:
         older = emit(organization, "A")
         clock.move_to(T0 + timedelta(minutes=1))
@@ -90,8 +70,8 @@ def test_list_shows_deliveries_newest_first(organization, receiver):
 
 
 def test_list_filters_by_status(organization, receiver):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
-    client = admin_client(organization)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
+    client = builders.manager_client(organization)
     delivered = emit(organization, "A")
     tasks.deliver(str(delivered.id))
     emit(organization, "B")
@@ -114,13 +94,13 @@ def test_list_filters_by_status(organization, receiver):
     ],
 )
 def test_bad_filters_are_400(organization, query, message):
-    response = admin_client(organization).get(url(organization), query)
+    response = builders.manager_client(organization).get(url(organization), query)
     assert_error(response, 400, message)
 
 
 def test_list_is_paginated(organization):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
-    client = admin_client(organization)
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    client = builders.manager_client(organization)
     with time_machine.travel(T0, tick=False) as clock:
         for n in range(5):
             clock.move_to(T0 + timedelta(seconds=n))
@@ -136,8 +116,8 @@ def test_list_is_paginated(organization):
 
 
 def test_list_query_count_does_not_grow_with_data(organization, django_assert_max_num_queries):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
-    client = admin_client(organization)
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    client = builders.manager_client(organization)
     emit(organization, "first")
     with django_assert_max_num_queries(4) as few:
         client.get(url(organization))
@@ -149,9 +129,9 @@ def test_list_query_count_does_not_grow_with_data(organization, django_assert_ma
 
 
 def test_other_organizations_deliveries_are_invisible(organization, other_organization):
-    make_api_key(other_organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(other_organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     theirs = emit(other_organization, "theirs")
-    client = admin_client(organization)
+    client = builders.manager_client(organization)
     assert client.get(url(organization)).json()["items"] == []
     response = client.post(url(organization, f"/{theirs.id}/redeliver"))
     assert_error(response, 404, "Delivery not found")
@@ -161,16 +141,18 @@ def test_other_organizations_deliveries_are_invisible(organization, other_organi
 
 @pytest.mark.parametrize("delivery_id", ["not-a-uuid", "6b9bc8a0-0000-4000-8000-000000000000"])
 def test_redeliver_unknown_delivery_is_404(organization, delivery_id):
-    response = admin_client(organization).post(url(organization, f"/{delivery_id}/redeliver"))
+    response = builders.manager_client(organization).post(
+        url(organization, f"/{delivery_id}/redeliver")
+    )
     assert_error(response, 404, "Delivery not found")
 
 
 def test_redeliver_answers_202_with_a_pending_delivery(
     organization, receiver, django_capture_on_commit_callbacks
 ):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=False) as clock:
-        client = admin_client(organization)
+        client = builders.manager_client(organization)
         delivery = emit(organization, "A")
         tasks.deliver(str(delivery.id))
         clock.move_to(T0 + timedelta(hours=1))

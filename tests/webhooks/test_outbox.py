@@ -10,8 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from tenants.services import api_key_revoke
-from tests.conftest import make_api_key, make_organization
-from tests.webhooks.conftest import SQUARE, make_zone
+from tests import builders
 from webhooks import events as webhook_events
 from webhooks import queueing, services, tasks
 from webhooks.models import Delivery, Event
@@ -23,19 +22,11 @@ T0 = datetime(2030, 3, 4, 10, 15, 30, tzinfo=UTC)
 
 
 def emit_partner(organization, platform="partner_a", event="order.created", extra=None):
-    webhook_events.order_event_emit(
-        order_id="o-1",
-        organization_id=organization.id,
-        platform=platform,
-        event=event,
-        status="pending",
-        external_ref="SO-1",
-        extra=extra,
-    )
+    builders.order_event(organization, order_id="o-1", platform=platform, event=event, extra=extra)
 
 
 def test_no_webhook_url_records_the_event_without_a_delivery(organization):
-    make_api_key(organization, "partner_a")  # no webhookUrl
+    builders.api_key(organization, "partner_a")  # no webhookUrl
     emit_partner(organization)
     event = Event.objects.get(organization=organization)
     assert (event.family, event.name) == ("partner", "order.created")
@@ -44,29 +35,29 @@ def test_no_webhook_url_records_the_event_without_a_delivery(organization):
 
 
 def test_no_key_of_the_platform_records_the_event_without_a_delivery(organization):
-    make_api_key(organization, "partner_b", webhook_url="http://127.0.0.1:9/b")
+    builders.api_key(organization, "partner_b", webhook_url="http://127.0.0.1:9/b")
     emit_partner(organization, platform="partner_a")
     assert Event.objects.filter(organization=organization).count() == 1
     assert not Delivery.objects.filter(organization=organization).exists()
 
 
 def test_erp_events_go_to_the_erp_key(organization):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/partner")
-    erp_key = make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
-    webhook_events.polygon_updated_emit(zone=make_zone(organization))
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/partner")
+    erp_key = builders.api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
+    webhook_events.polygon_updated_emit(zone=builders.zone_row(organization, "North"))
     delivery = Delivery.objects.get(organization=organization)
     assert (delivery.url, delivery.api_key_id) == ("http://127.0.0.1:9/erp", erp_key.api_key.id)
 
 
 def test_revoked_key_receives_nothing(organization):
-    issued = make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    issued = builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     api_key_revoke(api_key=issued.api_key)
     emit_partner(organization)
     assert not Delivery.objects.filter(organization=organization).exists()
 
 
 def test_partner_payload_carries_extra_fields_and_a_unique_id(organization):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     emit_partner(organization, event="order.assigned", extra={"driver": {"name": "Ada"}})
     emit_partner(organization, event="order.assigned")
     first, second = Event.objects.filter(organization=organization).order_by("created_at")
@@ -89,7 +80,7 @@ def test_unknown_partner_event_name_is_a_programming_error(organization):
 def test_rolled_back_transaction_leaves_no_event_and_queues_nothing(
     organization, django_capture_on_commit_callbacks
 ):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     with (
         django_capture_on_commit_callbacks() as queued,
         pytest.raises(RuntimeError),
@@ -103,14 +94,14 @@ def test_rolled_back_transaction_leaves_no_event_and_queues_nothing(
 
 
 def test_delivery_task_is_queued_only_on_commit(organization, django_capture_on_commit_callbacks):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     with django_capture_on_commit_callbacks() as queued:
         emit_partner(organization)
     assert len(queued) == 1
 
 
 def test_explicit_event_id_names_one_event(organization):
-    make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
+    builders.api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
     first = webhook_events.event_emit(
         organization_id=organization.id,
         family="erp",
@@ -131,7 +122,7 @@ def test_explicit_event_id_names_one_event(organization):
 
 
 def test_event_ids_are_unique_per_organization_only(organization):
-    other = make_organization()
+    other = builders.organization()
     for org in (organization, other):
         webhook_events.event_emit(
             organization_id=org.id,
@@ -144,7 +135,7 @@ def test_event_ids_are_unique_per_organization_only(organization):
 
 
 def test_polygon_event_has_the_interface_payload_and_hour_bucket_id(organization):
-    zone = make_zone(organization, "North Side", purpose="slot")
+    zone = builders.zone_row(organization, "North Side", purpose="slot")
     with time_machine.travel(T0, tick=False):
         webhook_events.polygon_updated_emit(zone=zone)
     event = Event.objects.get(organization=organization)
@@ -161,13 +152,13 @@ def test_polygon_event_has_the_interface_payload_and_hour_bucket_id(organization
 
 
 def test_deleted_zone_event_says_so(organization):
-    zone = make_zone(organization)
+    zone = builders.zone_row(organization, "North")
     webhook_events.polygon_updated_emit(zone=zone, deleted=True)
     assert Event.objects.get(organization=organization).payload["deleted"] is True
 
 
 def test_hour_bucket_is_utc(organization):
-    zone = make_zone(organization)
+    zone = builders.zone_row(organization, "North")
     local_evening = datetime.fromisoformat("2030-03-04T23:30:00-05:00")  # 04:30 UTC next day
     with time_machine.travel(local_evening, tick=False):
         webhook_events.polygon_updated_emit(zone=zone)
@@ -175,7 +166,7 @@ def test_hour_bucket_is_utc(organization):
 
 
 def test_slots_updated_payload_and_id(organization):
-    zone = make_zone(organization, "South")
+    zone = builders.zone_row(organization, "South")
     slots = [
         {
             "id": "t-1",
@@ -206,8 +197,8 @@ def test_slots_updated_payload_and_id(organization):
 
 
 def test_unsent_hour_bucket_event_takes_the_newer_payload(organization):
-    make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
-    zone = make_zone(organization)
+    builders.api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
+    zone = builders.zone_row(organization, "North")
     with time_machine.travel(T0, tick=False) as clock:
         webhook_events.polygon_updated_emit(zone=zone)
         zone.name = "Renamed"
@@ -220,8 +211,8 @@ def test_unsent_hour_bucket_event_takes_the_newer_payload(organization):
 
 
 def test_next_hour_is_a_new_event(organization):
-    make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
-    zone = make_zone(organization)
+    builders.api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
+    zone = builders.zone_row(organization, "North")
     with time_machine.travel(T0, tick=False) as clock:
         webhook_events.polygon_updated_emit(zone=zone)
         clock.move_to(T0 + timedelta(minutes=45))  # 11:00:30
@@ -234,8 +225,8 @@ def test_next_hour_is_a_new_event(organization):
 
 
 def test_a_change_after_sending_starts_a_new_event_with_the_same_id(organization, receiver):
-    make_api_key(organization, "erp", webhook_url=receiver.url)
-    zone = make_zone(organization)
+    builders.api_key(organization, "erp", webhook_url=receiver.url)
+    zone = builders.zone_row(organization, "North")
     with time_machine.travel(T0, tick=False):
         webhook_events.polygon_updated_emit(zone=zone)
         first = Delivery.objects.get(organization=organization)
@@ -252,7 +243,10 @@ def test_a_change_after_sending_starts_a_new_event_with_the_same_id(organization
 
 
 def test_coalesced_events_of_different_zones_stay_apart(organization):
-    north, south = make_zone(organization, "North"), make_zone(organization, "South")
+    north, south = (
+        builders.zone_row(organization, "North"),
+        builders.zone_row(organization, "South"),
+    )
     with time_machine.travel(T0, tick=False):
         webhook_events.polygon_updated_emit(zone=north)
         webhook_events.polygon_updated_emit(zone=south)
@@ -262,7 +256,7 @@ def test_coalesced_events_of_different_zones_stay_apart(organization):
 def test_broker_down_at_commit_is_logged_not_raised(
     organization, dead_broker, django_capture_on_commit_callbacks, caplog
 ):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     with django_capture_on_commit_callbacks(execute=True):
         emit_partner(organization)
     delivery = Delivery.objects.get(organization=organization)
@@ -279,10 +273,10 @@ def test_broker_down_at_commit_is_logged_not_raised(
 
 
 def test_zone_edit_through_the_zones_service_emits_polygon_updated(organization):
-    make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
+    builders.api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
     with time_machine.travel(T0, tick=False) as clock:
-        zone = zone_services.zone_create(
-            organization=organization, name="Harbour", geodata=SQUARE, purpose="slot"
+        zone = builders.zone(
+            organization, "Harbour", builders.SQUARE, timezone_name=None, purpose="slot"
         )
         clock.move_to(T0 + timedelta(hours=1))
         zone_services.zone_update(zone=zone, name="Harbour East")
@@ -299,7 +293,7 @@ def test_zone_edit_through_the_zones_service_emits_polygon_updated(organization)
 
 
 def test_zone_delete_through_the_zones_service_emits_a_deleted_polygon(organization):
-    zone = zone_services.zone_create(organization=organization, name="Gone", geodata=SQUARE)
+    zone = builders.zone(organization, "Gone", builders.SQUARE, timezone_name=None)
     zone_id = zone.id
     zone_services.zone_delete(zone=zone)
     event = Event.objects.get(organization=organization)  # create and delete coalesced
@@ -309,13 +303,12 @@ def test_zone_delete_through_the_zones_service_emits_a_deleted_polygon(organizat
 
 def test_payload_values_are_json_like_api_responses(organization):
     order_id = uuid.UUID("5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11")
-    webhook_events.order_event_emit(
+    builders.order_event(
+        organization,
+        "SO-9",
         order_id=order_id,
-        organization_id=organization.id,
-        platform="partner_a",
         event="order.delivered",
         status="delivered",
-        external_ref="SO-9",
         extra={"deliveredAt": T0, "driverId": order_id},
     )
     assert Event.objects.get(organization=organization).payload == {
@@ -328,7 +321,7 @@ def test_payload_values_are_json_like_api_responses(organization):
 
 
 def test_emit_returns_the_recorded_event(organization):
-    make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
     event = webhook_events.event_emit(
         organization_id=organization.id,
         family="partner",

@@ -10,10 +10,9 @@ from django.test import Client
 from standardwebhooks import Webhook
 
 from tenants.models import Membership, User
-from tests.conftest import assert_error, make_api_key, make_organization
-from tests.tenants.test_management_api import PASSWORD, login, make_admin
+from tests import builders
+from tests.conftest import assert_error
 from tests.webhooks.test_worker import wait_until
-from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryStatus
 
@@ -25,14 +24,7 @@ def iso(moment: datetime) -> str:
 
 
 def emit(organization, ref: str, platform: str = "partner_a") -> None:
-    webhook_events.order_event_emit(
-        order_id=f"order-{ref}",
-        organization_id=organization.id,
-        platform=platform,
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, order_id=f"order-{ref}", platform=platform)
 
 
 def fail_at(organization, ref: str, moment: datetime, platform: str = "partner_a") -> Delivery:
@@ -59,16 +51,14 @@ def one_attempt(settings):
 
 @pytest.fixture
 def client(organization):
-    make_admin(organization)
-    client, _ = login()
-    return client
+    return builders.manager_client(organization, "admin@example.com")
 
 
 @pytest.mark.django_db
 def test_recover_queues_the_failed_deliveries_of_the_interval(
     client, organization, receiver, one_attempt, django_capture_on_commit_callbacks
 ):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [503] * 4
     before = fail_at(organization, "SO-before", T0 - timedelta(hours=2))
     first = fail_at(organization, "SO-1", T0 + timedelta(minutes=1))
@@ -110,8 +100,8 @@ def test_recover_queues_the_failed_deliveries_of_the_interval(
 
 @pytest.mark.django_db
 def test_key_id_limits_recovery_to_one_key(client, organization, receiver, one_attempt):
-    partner_a = make_api_key(organization, "partner_a", webhook_url=receiver.url)
-    make_api_key(organization, "partner_b", webhook_url=receiver.url)
+    partner_a = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_b", webhook_url=receiver.url)
     receiver.statuses = [503] * 2
     a = fail_at(organization, "SO-A", T0, platform="partner_a")
     b = fail_at(organization, "SO-B", T0, platform="partner_b")
@@ -131,8 +121,8 @@ def test_key_id_limits_recovery_to_one_key(client, organization, receiver, one_a
 def test_other_organizations_deliveries_are_never_recovered(
     client, organization, receiver, one_attempt
 ):
-    other = make_organization()
-    make_api_key(other, "partner_a", webhook_url=receiver.url)
+    other = builders.organization()
+    builders.api_key(other, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [503]
     theirs = fail_at(other, "SO-THEIRS", T0)
     response = client.post(
@@ -209,17 +199,17 @@ def test_recover_needs_a_management_token(organization):
 def test_admin_action_recovers_the_failed_deliveries_of_the_selection(
     organization, receiver, one_attempt
 ):
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [503] * 3
     one = fail_at(organization, "SO-1", T0)
     two = fail_at(organization, "SO-2", T0 + timedelta(minutes=1))
     left = fail_at(organization, "SO-3", T0 + timedelta(minutes=2))
-    user = User.objects.create_user(email="recover-admin@example.com", password=PASSWORD)
+    user = User.objects.create_user(email="recover-admin@example.com", password=builders.PASSWORD)
     Membership.objects.create(
         organization=organization, user=user, org_role="admin", is_active=True
     )
     admin = Client()
-    assert admin.login(username="recover-admin@example.com", password=PASSWORD)
+    assert admin.login(username="recover-admin@example.com", password=builders.PASSWORD)
 
     response = admin.post(
         "/admin/webhooks/delivery/",
@@ -236,7 +226,7 @@ def test_admin_action_recovers_the_failed_deliveries_of_the_selection(
 def _outage_then_recovery(client, organization, receiver, count: int) -> list[str]:
     """The receiver is down while `count` events fail (one attempt each, through the worker),
     comes back, and one recover call brings every event back."""
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [503] * count
     started = datetime.now(UTC)
     refs = [f"SO-{n:02d}" for n in range(count)]
@@ -274,9 +264,9 @@ def _outage_then_recovery(client, organization, receiver, count: int) -> list[st
 def test_a_receiver_that_was_down_gets_every_event_back_in_order(celery_worker, receiver, settings):
     settings.WEBHOOK_RETRY_SCHEDULE = [0]
     settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1
-    organization = make_organization()
-    make_admin(organization, email="outage@example.com")
-    client, _ = login("outage@example.com")
+    organization = builders.organization()
+    builders.admin(organization, email="outage@example.com")
+    client, _ = builders.bearer_login("outage@example.com")
 
     refs = _outage_then_recovery(client, organization, receiver, count=12)
     assert refs == [f"SO-{n:02d}" for n in range(12)]
@@ -287,9 +277,9 @@ def test_recovery_with_several_attempts_in_flight_sends_each_event_once(
     celery_worker, receiver, settings
 ):
     settings.WEBHOOK_RETRY_SCHEDULE = [0]
-    organization = make_organization()
-    make_admin(organization, email="outage4@example.com")
-    client, _ = login("outage4@example.com")
+    organization = builders.organization()
+    builders.admin(organization, email="outage4@example.com")
+    client, _ = builders.bearer_login("outage4@example.com")
 
     refs = _outage_then_recovery(client, organization, receiver, count=20)
     assert sorted(refs) == [f"SO-{n:02d}" for n in range(20)]

@@ -7,8 +7,7 @@ import time
 
 import pytest
 
-from tests.conftest import make_api_key, make_organization
-from webhooks import events as webhook_events
+from tests import builders
 from webhooks import tasks
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
@@ -17,14 +16,7 @@ TOLERANCE_SECONDS = 1.0
 
 
 def emit_order_created(organization) -> Delivery:
-    webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref="SO-late",
-    )
+    builders.order_event(organization, "SO-late")
     return Delivery.objects.get(organization=organization)
 
 
@@ -65,8 +57,8 @@ def test_a_schedule_shorter_than_the_sweep_runs_every_attempt_on_time(
     schedule = [0, 2, 4, 6, 8]
     settings.WEBHOOK_RETRY_SCHEDULE = schedule  # shorter than the 5 s sweep interval
     beat()
-    organization = make_organization()
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [500, 500, 500, 500]
     delivery = emit_order_created(organization)
 
@@ -89,8 +81,8 @@ def test_a_retry_due_between_two_sweeps_is_queued_by_the_sweep_before_it(
     schedule = [0, 7]
     settings.WEBHOOK_RETRY_SCHEDULE = schedule
     settings.WEBHOOK_SWEEP_INTERVAL_SECONDS = 2
-    organization = make_organization()
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [500]
     delivery = emit_order_created(organization)
     beat(first_after=0.5)

@@ -7,8 +7,7 @@ import itertools
 import pytest
 
 from integrations.models import Order
-from tests.conftest import key_client, make_api_key, make_organization
-from tests.integrations.helpers import create_order, make_zone, manager_client
+from tests import builders
 from tests.webhooks.test_worker import wait_until
 
 STEP_SECONDS = 1
@@ -20,15 +19,15 @@ def _fast_password_hashing(settings):
 
 
 def sandbox_order(receiver, ref: str):
-    organization = make_organization()
-    make_zone(organization)
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url, test=True)
-    assert create_order(key_client(issued), externalRef=ref).status_code == 201
+    organization = builders.organization()
+    builders.zone(organization)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url, test=True)
+    assert builders.create_order(builders.key_client(issued), externalRef=ref).status_code == 201
     return organization, Order.objects.get(organization=organization, external_ref=ref)
 
 
 def simulate(organization, order, outcome: str, manager=None):
-    manager = manager or manager_client(organization)[0]
+    manager = manager or builders.manager_client(organization)
     return manager.post(
         f"/api/manage/organizations/{organization.id}/orders/{order.id}/simulate",
         {"outcome": outcome, "stepSeconds": STEP_SECONDS},
@@ -84,7 +83,7 @@ def test_a_test_order_can_be_driven_to_failed(celery_worker, receiver, api_clien
     organization, order = sandbox_order(receiver, "SB-FAIL")
     receiver.wait_for(1)
 
-    manager = manager_client(organization)[0]
+    manager = builders.manager_client(organization)
     assert simulate(organization, order, "failed", manager).status_code == 202
     received = receiver.wait_for(5, timeout=30)
 

@@ -5,9 +5,8 @@ import pytest
 from standardwebhooks import Webhook
 
 from tenants.services import api_key_revoke
-from tests.conftest import assert_error, make_api_key, make_organization
-from tests.tenants.test_admin import admin_client_for
-from tests.tenants.test_management_api import login, make_admin
+from tests import builders
+from tests.conftest import assert_error
 from tests.webhooks.conftest import independent_hmac_hex
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
@@ -16,9 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def client(organization):
-    make_admin(organization)
-    client, _ = login()
-    return client
+    return builders.manager_client(organization, "admin@example.com")
 
 
 def probe_url(organization, key) -> str:
@@ -26,7 +23,7 @@ def probe_url(organization, key) -> str:
 
 
 def test_a_test_event_is_sent_at_once_signed_and_recorded(client, organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     response = client.post(probe_url(organization, issued))
 
     assert response.status_code == 200, response.content
@@ -65,7 +62,7 @@ def test_a_test_event_is_sent_at_once_signed_and_recorded(client, organization, 
 
 
 def test_a_failing_receiver_is_reported_and_the_test_is_not_retried(client, organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [503]
     body = client.post(probe_url(organization, issued)).json()
 
@@ -82,7 +79,7 @@ def test_a_failing_receiver_is_reported_and_the_test_is_not_retried(client, orga
 
 
 def test_an_unreachable_url_is_reported(client, organization):
-    issued = make_api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hook")
+    issued = builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hook")
     body = client.post(probe_url(organization, issued)).json()
     assert body["delivered"] is False
     assert body["statusCode"] is None
@@ -92,14 +89,14 @@ def test_an_unreachable_url_is_reported(client, organization):
 def test_a_slow_receiver_times_out_as_every_delivery_does(client, organization, receiver, settings):
     settings.WEBHOOK_TIMEOUT_SECONDS = 0.5
     receiver.delay_seconds = 1.5
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     body = client.post(probe_url(organization, issued)).json()
     assert body["delivered"] is False
     assert body["error"] == "Timed out after 0.5 s"
 
 
 def test_the_address_check_applies(client, organization, receiver, settings):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
     body = client.post(probe_url(organization, issued)).json()
     assert body["delivered"] is False
@@ -108,7 +105,7 @@ def test_the_address_check_applies(client, organization, receiver, settings):
 
 
 def test_an_erp_key_gets_the_erp_envelope(client, organization, receiver):
-    issued = make_api_key(organization, "erp", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "erp", webhook_url=receiver.url)
     assert client.post(probe_url(organization, issued)).json()["delivered"] is True
     (request,) = receiver.requests
     assert request.json["event"] == "webhook.test"
@@ -120,27 +117,27 @@ def test_an_erp_key_gets_the_erp_envelope(client, organization, receiver):
 
 
 def test_the_test_event_is_sent_whatever_the_keys_filter(client, organization, receiver):
-    issued = make_api_key(
+    issued = builders.api_key(
         organization, "partner_a", webhook_url=receiver.url, webhook_events=["order.failed"]
     )
     assert client.post(probe_url(organization, issued)).json()["delivered"] is True
 
 
 def test_a_key_without_url_is_400(client, organization):
-    issued = make_api_key(organization, "partner_a")
+    issued = builders.api_key(organization, "partner_a")
     assert_error(client.post(probe_url(organization, issued)), 400, "API key has no webhook URL")
     assert not Delivery.objects.exists()
 
 
 def test_a_revoked_key_is_409(client, organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     api_key_revoke(api_key=issued.api_key)
     assert_error(client.post(probe_url(organization, issued)), 409, "API key is revoked")
     assert receiver.requests == []
 
 
 def test_another_organizations_key_is_404(client, organization, receiver):
-    theirs = make_api_key(make_organization(), "partner_a", webhook_url=receiver.url)
+    theirs = builders.api_key(builders.organization(), "partner_a", webhook_url=receiver.url)
     response = client.post(
         f"/api/manage/organizations/{organization.id}/api-keys/{theirs.api_key.id}/test-webhook"
     )
@@ -154,9 +151,9 @@ def test_another_organizations_key_is_404(client, organization, receiver):
 
 
 def test_admin_action_sends_a_test_event_to_each_selected_key(organization, receiver):
-    with_url = make_api_key(organization, "partner_a", webhook_url=receiver.url)
-    without_url = make_api_key(organization, "erp")
-    client = admin_client_for(organization, email="keys-admin@example.com")
+    with_url = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
+    without_url = builders.api_key(organization, "erp")
+    client = builders.admin_site_client(organization, "keys-admin@example.com")
     response = client.post(
         "/admin/tenants/apikey/",
         {

@@ -13,8 +13,8 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from delivery.encryption import encrypt_text
 from tenants.models import ApiKey
-from tests.conftest import make_api_key
-from tests.webhooks.conftest import independent_hmac_hex, make_zone
+from tests import builders
+from tests.webhooks.conftest import independent_hmac_hex
 from webhooks import events as webhook_events
 from webhooks import tasks
 from webhooks.models import Delivery
@@ -23,14 +23,7 @@ pytestmark = pytest.mark.django_db
 
 
 def emit_order_created(organization, ref="SO-1"):
-    webhook_events.order_event_emit(
-        order_id="5f0c6a52-1d8e-4a8e-9a59-6f1f0f7c1a11",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref)
 
 
 def deliver_all(organization) -> None:
@@ -39,14 +32,14 @@ def deliver_all(organization) -> None:
 
 
 def test_new_webhook_secrets_are_in_the_specifications_form(organization):
-    issued = make_api_key(organization, "partner_a")
+    issued = builders.api_key(organization, "partner_a")
     assert issued.webhook_secret.startswith("whsec_")
     key = base64.b64decode(issued.webhook_secret.removeprefix("whsec_"), validate=True)
     assert len(key) == 32
 
 
 def test_partner_delivery_verifies_with_the_standard_webhooks_library(organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     emit_order_created(organization)
     deliver_all(organization)
 
@@ -62,8 +55,8 @@ def test_partner_delivery_verifies_with_the_standard_webhooks_library(organizati
 
 
 def test_erp_delivery_verifies_with_the_standard_webhooks_library(organization, receiver):
-    issued = make_api_key(organization, "erp", webhook_url=receiver.url)
-    webhook_events.polygon_updated_emit(zone=make_zone(organization))
+    issued = builders.api_key(organization, "erp", webhook_url=receiver.url)
+    webhook_events.polygon_updated_emit(zone=builders.zone_row(organization, "North"))
     deliver_all(organization)
 
     (request,) = receiver.wait_for(1)
@@ -77,7 +70,7 @@ def test_erp_delivery_verifies_with_the_standard_webhooks_library(organization, 
 
 
 def test_a_replayed_delivery_is_rejected_by_the_library(organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     emit_order_created(organization)
     deliver_all(organization)
     (request,) = receiver.wait_for(1)
@@ -93,7 +86,7 @@ def test_a_replayed_delivery_is_rejected_by_the_library(organization, receiver):
 
 
 def test_an_altered_delivery_is_rejected_by_the_library(organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     emit_order_created(organization, ref="SO-1")
     deliver_all(organization)
     (request,) = receiver.wait_for(1)
@@ -108,13 +101,13 @@ def test_an_altered_delivery_is_rejected_by_the_library(organization, receiver):
     with pytest.raises(WebhookVerificationError, match="No matching signature"):
         webhook.verify(request.body, headers)
     # Nor does another key's secret.
-    other = make_api_key(organization, "partner_b")
+    other = builders.api_key(organization, "partner_b")
     with pytest.raises(WebhookVerificationError):
         Webhook(other.webhook_secret).verify(request.body, request.headers)
 
 
 def test_each_attempt_is_signed_at_its_own_time_under_the_same_id(organization, receiver):
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.statuses = [503]
     start = timezone.now()
     with time_machine.travel(start, tick=False):
@@ -133,7 +126,7 @@ def test_each_attempt_is_signed_at_its_own_time_under_the_same_id(organization, 
 def test_a_secret_issued_before_maps_to_the_specifications_form(organization, receiver):
     """Older secrets were `whsec_` + URL-safe base64 without padding: the same 32 bytes,
     written in the specification's form as docs/webhooks.md shows."""
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     legacy_secret = f"whsec_{secrets.token_urlsafe(32)}"
     ApiKey.objects.filter(organization=organization).update(
         encrypted_webhook_secret=encrypt_text(legacy_secret)

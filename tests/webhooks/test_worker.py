@@ -11,22 +11,15 @@ from datetime import timedelta
 import pytest
 from django.db import connection, transaction
 
-from tests.conftest import make_api_key, make_organization
-from tests.webhooks.conftest import independent_hmac_hex, make_zone
+from tests import builders
+from tests.webhooks.conftest import independent_hmac_hex
 from webhooks import events as webhook_events
 from webhooks import queueing, sending, services
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event
 
 
 def emit_order_created(organization, ref: str) -> None:
-    webhook_events.order_event_emit(
-        order_id=f"order-{ref}",
-        organization_id=organization.id,
-        platform="partner_a",
-        event="order.created",
-        status="pending",
-        external_ref=ref,
-    )
+    builders.order_event(organization, ref, order_id=f"order-{ref}")
 
 
 def wait_until(predicate, timeout: float = 30.0) -> None:
@@ -39,8 +32,8 @@ def wait_until(predicate, timeout: float = 30.0) -> None:
 
 
 def test_committed_event_is_delivered_by_the_worker(celery_worker, receiver):
-    organization = make_organization()
-    issued = make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    organization = builders.organization()
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     with transaction.atomic():
         emit_order_created(organization, "SO-1")
         # Nothing leaves before the commit.
@@ -58,10 +51,10 @@ def test_committed_event_is_delivered_by_the_worker(celery_worker, receiver):
 
 
 def test_erp_event_from_a_zone_edit_is_delivered_by_the_worker(celery_worker, receiver):
-    organization = make_organization()
-    issued = make_api_key(organization, "erp", webhook_url=receiver.url)
+    organization = builders.organization()
+    issued = builders.api_key(organization, "erp", webhook_url=receiver.url)
     with transaction.atomic():
-        zone = make_zone(organization)
+        zone = builders.zone_row(organization, "North")
         webhook_events.polygon_updated_emit(zone=zone)
 
     (request,) = receiver.wait_for(1)
@@ -73,8 +66,8 @@ def test_erp_event_from_a_zone_edit_is_delivered_by_the_worker(celery_worker, re
 
 
 def test_rolled_back_transaction_sends_nothing(celery_worker, receiver):
-    organization = make_organization()
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     with pytest.raises(RuntimeError), transaction.atomic():
         emit_order_created(organization, "SO-rolled-back")
         raise RuntimeError("the change failed")
@@ -87,8 +80,8 @@ def test_rolled_back_transaction_sends_nothing(celery_worker, receiver):
 
 
 def test_sweep_sends_deliveries_whose_message_was_lost(celery_worker, receiver):
-    organization = make_organization()
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     queueing.broker_breaker.trip()  # as if the broker had been down at commit
     try:
         emit_order_created(organization, "SO-lost")
@@ -105,8 +98,8 @@ def test_sweep_sends_deliveries_whose_message_was_lost(celery_worker, receiver):
 
 
 def test_a_delivery_is_never_sent_twice_by_concurrent_workers(transactional_db, receiver):
-    organization = make_organization()
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     receiver.delay_seconds = 0.3  # a slow receiver widens the window for a double send
     emit_order_created(organization, "SO-race")
     delivery_id = Delivery.objects.get(organization=organization).id
@@ -136,8 +129,8 @@ def test_a_delivery_is_never_sent_twice_by_concurrent_workers(transactional_db, 
 
 
 def test_many_events_through_the_worker_each_arrive_once(celery_worker, receiver):
-    organization = make_organization()
-    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     for n in range(40):
         emit_order_created(organization, f"SO-{n}")
     receiver.wait_for(40)
@@ -149,9 +142,9 @@ def test_many_events_through_the_worker_each_arrive_once(celery_worker, receiver
 def test_change_during_sending_is_not_lost(transactional_db, receiver):
     """A coalesced payload written while the event is being claimed is either sent, or
     becomes a new event: never silently dropped."""
-    organization = make_organization()
-    make_api_key(organization, "erp", webhook_url=receiver.url)
-    zone = make_zone(organization)
+    organization = builders.organization()
+    builders.api_key(organization, "erp", webhook_url=receiver.url)
+    zone = builders.zone_row(organization, "North")
     webhook_events.polygon_updated_emit(zone=zone)
     delivery_id = Delivery.objects.get(organization=organization).id
 
@@ -180,9 +173,9 @@ def test_change_during_sending_is_not_lost(transactional_db, receiver):
 
 def test_concurrent_changes_coalesce_into_one_open_event(transactional_db):
     """Two transactions changing the same zone at once: one unsent event, the last payload."""
-    organization = make_organization()
-    make_api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
-    zone = make_zone(organization)
+    organization = builders.organization()
+    builders.api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
+    zone = builders.zone_row(organization, "North")
     barrier = threading.Barrier(2)
     errors: list[Exception] = []
 

@@ -7,22 +7,19 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from tenants.models import User
-from tests.slots import helpers as slot_helpers
-from tests.zones.helpers import BERLIN, PASSWORD, box, make_admin, make_zone
+from tests import builders
 from webhooks.models import Event
 from zones.models import Place, Zone
 
 pytestmark = pytest.mark.django_db
 
-SQUARE = box(*BERLIN, width_m=1000, height_m=1000)
+SQUARE = builders.box(*builders.BERLIN, width_m=1000, height_m=1000)
 
 
 def admin_client_for(organization, email="zones-admin@example.com") -> Client:
-    user = make_admin(organization, email)
+    user = builders.admin(organization, email)
     assert user.is_staff is False  # organization admins get in without being staff
-    client = Client()
-    assert client.login(username=email, password=PASSWORD)
-    return client
+    return builders.admin_site_login(email)
 
 
 def zone_form(organization, **overrides) -> dict:
@@ -41,8 +38,8 @@ def zone_form(organization, **overrides) -> dict:
 
 
 def test_org_admin_sees_only_their_zones(organization, other_organization):
-    ours = make_zone(organization, "Our Zone", SQUARE)
-    theirs = make_zone(other_organization, "Their Zone", SQUARE)
+    ours = builders.zone(organization, "Our Zone", SQUARE)
+    theirs = builders.zone(other_organization, "Their Zone", SQUARE)
     client = admin_client_for(organization)
     listing = client.get("/admin/zones/zone/")
     assert listing.status_code == 200
@@ -59,18 +56,18 @@ def test_org_admin_sees_only_their_zones(organization, other_organization):
 
 
 def test_superuser_sees_every_zone(organization, other_organization):
-    make_zone(organization, "Our Zone", SQUARE)
-    make_zone(other_organization, "Their Zone", SQUARE)
-    User.objects.create_superuser("root@example.com", PASSWORD)
+    builders.zone(organization, "Our Zone", SQUARE)
+    builders.zone(other_organization, "Their Zone", SQUARE)
+    User.objects.create_superuser("root@example.com", builders.PASSWORD)
     client = Client()
-    client.login(username="root@example.com", password=PASSWORD)
+    client.login(username="root@example.com", password=builders.PASSWORD)
     listing = client.get("/admin/zones/zone/")
     assert b"Our Zone" in listing.content
     assert b"Their Zone" in listing.content
 
 
 def test_change_form_draws_the_polygon_as_inline_svg(organization):
-    zone = make_zone(organization, "Mitte", SQUARE)
+    zone = builders.zone(organization, "Mitte", SQUARE)
     page = admin_client_for(organization).get(f"/admin/zones/zone/{zone.pk}/change/")
     content = page.content.decode()
     assert '<svg xmlns="http://www.w3.org/2000/svg"' in content
@@ -102,8 +99,8 @@ def test_admin_refuses_a_self_intersecting_polygon(organization):
 
 
 def test_admin_keeps_a_zone_with_slot_templates_from_becoming_a_dispatch_zone(organization):
-    zone = make_zone(organization, "Mitte", SQUARE)
-    slot_helpers.make_template(zone)
+    zone = builders.zone(organization, "Mitte", SQUARE)
+    builders.slot_template(zone)
     client = admin_client_for(organization)
 
     response = client.post(
@@ -129,7 +126,7 @@ def test_admin_refuses_a_bad_timezone_and_another_organization(organization, oth
 
 
 def test_editing_keeps_the_slug_and_closes_the_ring(organization):
-    zone = make_zone(organization, "Mitte", SQUARE)
+    zone = builders.zone(organization, "Mitte", SQUARE)
     open_ring = {"type": "Polygon", "coordinates": [SQUARE["coordinates"][0][:-1]]}
     client = admin_client_for(organization)
     response = client.post(
@@ -147,7 +144,7 @@ def test_editing_keeps_the_slug_and_closes_the_ring(organization):
 
 
 def test_deleting_in_admin_emits_the_event(organization):
-    zone = make_zone(organization, "Mitte", SQUARE)
+    zone = builders.zone(organization, "Mitte", SQUARE)
     client = admin_client_for(organization)
     assert client.post(f"/admin/zones/zone/{zone.pk}/delete/", {"post": "yes"}).status_code == 302
     assert not Zone.objects.exists()

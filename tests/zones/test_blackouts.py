@@ -1,50 +1,23 @@
 """Blackout days: dates on which a zone takes no deliveries (management API, Django admin),
 refused by ERP bookings and partner orders, left out of partner windows, shown in availability."""
 
-from datetime import UTC, datetime
-
 import pytest
-import time_machine
-from django.test import Client
 from rest_framework.test import APIClient
 
 from integrations.models import Order
 from slots.models import SlotBooking
-from tests.conftest import assert_error, key_client, make_api_key
-from tests.integrations.helpers import create_order, partner_client
-from tests.slots.helpers import (
-    MONDAY,
-    SUNDAY,
-    book,
-    erp_client,
-    make_template,
-    make_zone,
-    manager_client,
-)
-from tests.zones.helpers import PASSWORD, make_admin
+from tests import builders
+from tests.conftest import assert_error
 from zones.models import ZoneBlackout
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
-#: Tuesday 1 January 2030, 09:00 UTC
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
-HOLIDAY = SUNDAY.isoformat()
-
-
-@pytest.fixture(autouse=True)
-def _frozen_now():
-    with time_machine.travel(NOW, tick=False):
-        yield
+HOLIDAY = builders.SUNDAY.isoformat()
 
 
 @pytest.fixture
 def zone(organization):
-    return make_zone(organization, purpose="both")
-
-
-@pytest.fixture
-def manager(organization):
-    return manager_client(organization)
+    return builders.slot_zone(organization, purpose="both")
 
 
 def blackouts_url(organization, zone) -> str:
@@ -95,7 +68,7 @@ def test_a_second_blackout_on_the_same_date_is_409(manager, organization, zone):
 
 
 def test_the_same_date_in_another_zone_is_fine(manager, organization, zone):
-    other = make_zone(organization, name="Other", purpose="both")
+    other = builders.slot_zone(organization, name="Other", purpose="both")
     assert add_blackout(manager, organization, zone).status_code == 201
     assert add_blackout(manager, organization, other).status_code == 201
 
@@ -123,8 +96,8 @@ def test_invalid_bodies_are_400_naming_the_field(manager, organization, zone, bo
 def test_another_organizations_zone_and_blackouts_are_404(
     manager, organization, other_organization, zone
 ):
-    theirs = make_zone(other_organization, purpose="both")
-    their_manager = manager_client(other_organization, email="their-admin@example.com")
+    theirs = builders.slot_zone(other_organization, purpose="both")
+    their_manager = builders.manager_client(other_organization, email="their-admin@example.com")
     their_blackout = add_blackout(their_manager, other_organization, theirs).json()["id"]
 
     # Our organization's URL with their zone, and their organization's URL: both refused.
@@ -153,21 +126,26 @@ def test_without_a_token_it_is_401(organization, zone):
 def test_an_erp_booking_on_a_blackout_date_is_refused_and_other_dates_are_not(
     manager, organization, zone
 ):
-    template = make_template(zone, day_of_week=0, start="08:00")
+    template = builders.slot_template(zone, day_of_week=0, start="08:00")
     add_blackout(manager, organization, zone)
-    client = erp_client(organization)
+    client = builders.erp_client(organization)
 
     assert_error(
-        book(client, template, SUNDAY), 400, f"Zone Mitte takes no deliveries on {HOLIDAY}"
+        builders.book(client, template, builders.SUNDAY),
+        400,
+        f"Zone Mitte takes no deliveries on {HOLIDAY}",
     )
     assert not Order.objects.exists()
-    assert book(client, template, SUNDAY.replace(day=13), ref="SO-2").status_code == 201
+    assert (
+        builders.book(client, template, builders.SUNDAY.replace(day=13), ref="SO-2").status_code
+        == 201
+    )
 
 
 def test_moving_an_erp_order_onto_a_blackout_date_is_refused(manager, organization, zone):
-    template = make_template(zone, day_of_week=0, start="08:00")
-    client = erp_client(organization)
-    assert book(client, template, SUNDAY.replace(day=13)).status_code == 201
+    template = builders.slot_template(zone, day_of_week=0, start="08:00")
+    client = builders.erp_client(organization)
+    assert builders.book(client, template, builders.SUNDAY.replace(day=13)).status_code == 201
     add_blackout(manager, organization, zone)
 
     response = client.put(
@@ -176,18 +154,18 @@ def test_moving_an_erp_order_onto_a_blackout_date_is_refused(manager, organizati
         format="json",
     )
     assert_error(response, 400, f"Zone Mitte takes no deliveries on {HOLIDAY}")
-    assert SlotBooking.objects.get().date == SUNDAY.replace(day=13)
+    assert SlotBooking.objects.get().date == builders.SUNDAY.replace(day=13)
 
 
 def test_availability_marks_the_date_not_bookable_with_reason_blackout(manager, organization, zone):
-    make_template(zone, day_of_week=0, start="08:00")
-    make_template(zone, day_of_week=1, start="08:00")
+    builders.slot_template(zone, day_of_week=0, start="08:00")
+    builders.slot_template(zone, day_of_week=1, start="08:00")
     add_blackout(manager, organization, zone)
-    client = key_client(make_api_key(organization, "standard"))
+    client = builders.key_client(builders.api_key(organization, "standard"))
 
     body = client.get(
         "/api/public/delivery-slots/availability/bulk",
-        {"zoneId": str(zone.id), "startDate": HOLIDAY, "endDate": MONDAY.isoformat()},
+        {"zoneId": str(zone.id), "startDate": HOLIDAY, "endDate": builders.MONDAY.isoformat()},
     ).json()
     sunday, monday = body["dates"]
     assert [(s["bookable"], s["unbookableReason"]) for s in sunday["slots"]] == [
@@ -199,7 +177,7 @@ def test_availability_marks_the_date_not_bookable_with_reason_blackout(manager, 
 
 def test_partner_windows_of_a_blackout_date_are_left_out(manager, organization, zone):
     add_blackout(manager, organization, zone)
-    client = partner_client(organization)
+    client = builders.partner_client(organization)
 
     on_holiday = client.get(
         "/api/integrations/partner-a/delivery-windows", {"zone": "Mitte", "date": HOLIDAY}
@@ -208,36 +186,29 @@ def test_partner_windows_of_a_blackout_date_are_left_out(manager, organization, 
     assert on_holiday.json()["windows"] == []
     next_day = client.get(
         "/api/integrations/partner-a/delivery-windows",
-        {"zone": "Mitte", "date": MONDAY.isoformat()},
+        {"zone": "Mitte", "date": builders.MONDAY.isoformat()},
     ).json()
     assert len(next_day["windows"]) == 3
 
 
 def test_a_partner_order_with_a_window_on_a_blackout_date_is_refused(manager, organization, zone):
     add_blackout(manager, organization, zone)
-    client = partner_client(organization)
+    client = builders.partner_client(organization)
 
-    response = create_order(client, deliveryWindowStart=f"{HOLIDAY}T08:00:00+01:00")
+    response = builders.create_order(client, deliveryWindowStart=f"{HOLIDAY}T08:00:00+01:00")
     assert_error(response, 400, f"Zone Mitte takes no deliveries on {HOLIDAY}")
     assert not Order.objects.exists()
     # Without a window the order is not tied to the date: accepted as before.
-    assert create_order(client, externalRef="PO-2").status_code == 201
+    assert builders.create_order(client, externalRef="PO-2").status_code == 201
 
 
 # ----- Django admin -----
 
 
-def admin_client_for(organization, email="blackout-admin@example.com") -> Client:
-    make_admin(organization, email)
-    client = Client()
-    assert client.login(username=email, password=PASSWORD)
-    return client
-
-
 def test_org_admin_adds_and_sees_only_their_blackouts(organization, other_organization, zone):
-    theirs = make_zone(other_organization, purpose="both")
-    ZoneBlackout.objects.create(zone=theirs, date=SUNDAY, reason="Their holiday")
-    client = admin_client_for(organization)
+    theirs = builders.slot_zone(other_organization, purpose="both")
+    ZoneBlackout.objects.create(zone=theirs, date=builders.SUNDAY, reason="Their holiday")
+    client = builders.admin_site_client(organization)
 
     added = client.post(
         "/admin/zones/zoneblackout/add/",
@@ -257,8 +228,8 @@ def test_org_admin_adds_and_sees_only_their_blackouts(organization, other_organi
 
 
 def test_admin_refuses_a_second_blackout_on_the_same_date_in_words(organization, zone):
-    ZoneBlackout.objects.create(zone=zone, date=SUNDAY, reason="Holiday")
-    client = admin_client_for(organization)
+    ZoneBlackout.objects.create(zone=zone, date=builders.SUNDAY, reason="Holiday")
+    client = builders.admin_site_client(organization)
 
     response = client.post(
         "/admin/zones/zoneblackout/add/",
@@ -270,9 +241,9 @@ def test_admin_refuses_a_second_blackout_on_the_same_date_in_words(organization,
 
 
 def test_admin_changes_a_blackout_through_the_same_checks(organization, zone):
-    blackout = ZoneBlackout.objects.create(zone=zone, date=SUNDAY, reason="Holiday")
-    ZoneBlackout.objects.create(zone=zone, date=MONDAY, reason="Taken")
-    client = admin_client_for(organization)
+    blackout = ZoneBlackout.objects.create(zone=zone, date=builders.SUNDAY, reason="Holiday")
+    ZoneBlackout.objects.create(zone=zone, date=builders.MONDAY, reason="Taken")
+    client = builders.admin_site_client(organization)
     url = f"/admin/zones/zoneblackout/{blackout.pk}/change/"
 
     moved = client.post(url, {"zone": str(zone.id), "date": "2030-01-08", "reason": " Moved "})
@@ -280,8 +251,10 @@ def test_admin_changes_a_blackout_through_the_same_checks(organization, zone):
     blackout.refresh_from_db()
     assert (blackout.date.isoformat(), blackout.reason) == ("2030-01-08", "Moved")
 
-    clash = client.post(url, {"zone": str(zone.id), "date": MONDAY.isoformat(), "reason": "x"})
+    clash = client.post(
+        url, {"zone": str(zone.id), "date": builders.MONDAY.isoformat(), "reason": "x"}
+    )
     assert clash.status_code == 200
-    assert f"This zone already has a blackout on {MONDAY}".encode() in clash.content
+    assert f"This zone already has a blackout on {builders.MONDAY}".encode() in clash.content
     blackout.refresh_from_db()
     assert blackout.date.isoformat() == "2030-01-08"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import key_client, make_api_key
+from tests import builders
 from zones.demo import demo_zones_create
 from zones.models import Place, Zone
 
@@ -33,6 +33,6 @@ def test_demo_zones_are_created_once(organization):
 )
 def test_demo_places_resolve_inside_the_demo_zones(organization, address, zone, confidence):
     demo_zones_create(organization=organization)
-    client = key_client(make_api_key(organization, "standard"))
+    client = builders.key_client(builders.api_key(organization, "standard"))
     body = client.post("/api/promises/resolve-zone", {"address": address}, format="json").json()
     assert (body["zone"]["name"], body["confidence"]) == (zone, confidence)

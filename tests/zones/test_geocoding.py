@@ -7,27 +7,15 @@ import time
 import pytest
 from werkzeug import Response
 
-from tests.conftest import assert_error, key_client, make_api_key, make_organization
-from tests.zones.helpers import BERLIN, box, make_zone
-from zones import services
+from tests import builders
+from tests.conftest import assert_error
 from zones.errors import GeocoderUnavailable
 from zones.geocoding import GeocodeResult, geocode, normalize_text, parse_coordinates
-from zones.models import Place
 
 pytestmark = pytest.mark.django_db
 
 
-def add_place(organization, address, *, postal_code="", locality="", lat=52.5, lng=13.4):
-    return services.place_save(
-        place=Place(
-            organization=organization,
-            address=address,
-            postal_code=postal_code,
-            locality=locality,
-            lat=lat,
-            lng=lng,
-        )
-    )
+add_place = builders.place
 
 
 @pytest.mark.parametrize(
@@ -91,7 +79,7 @@ def test_unknown_address_is_none(organization):
 
 
 def test_another_organizations_gazetteer_is_not_used(organization):
-    add_place(make_organization(), "Alexanderplatz 1", postal_code="10178", locality="Berlin")
+    add_place(builders.organization(), "Alexanderplatz 1", postal_code="10178", locality="Berlin")
     assert geocode(organization_id=organization.id, address="Alexanderplatz 1") is None
 
 
@@ -171,7 +159,7 @@ def test_nominatim_house_number_makes_it_precise(organization, nominatim):
 
 def test_nominatim_no_result_resolves_404_and_is_cached(organization, nominatim):
     nominatim_answers(nominatim, [])
-    client = key_client(make_api_key(organization, "standard"))
+    client = builders.key_client(builders.api_key(organization, "standard"))
     for _ in range(2):
         response = client.post("/api/promises/resolve-zone", {"address": "Atlantis"}, format="json")
         assert_error(response, 404, "No delivery zone found for the given address")
@@ -179,12 +167,21 @@ def test_nominatim_no_result_resolves_404_and_is_cached(organization, nominatim)
 
 
 def test_nominatim_result_resolves_a_zone(organization, nominatim):
-    make_zone(organization, "Mitte", box(*BERLIN, width_m=2000, height_m=2000))
+    builders.zone(
+        organization, "Mitte", builders.box(*builders.BERLIN, width_m=2000, height_m=2000)
+    )
     nominatim_answers(
         nominatim,
-        [{"lat": str(BERLIN[0]), "lon": str(BERLIN[1]), "display_name": "x", "place_rank": 30}],
+        [
+            {
+                "lat": str(builders.BERLIN[0]),
+                "lon": str(builders.BERLIN[1]),
+                "display_name": "x",
+                "place_rank": 30,
+            }
+        ],
     )
-    client = key_client(make_api_key(organization, "standard"))
+    client = builders.key_client(builders.api_key(organization, "standard"))
     body = client.post(
         "/api/promises/resolve-zone", {"address": "Alexanderplatz 1"}, format="json"
     ).json()
@@ -211,7 +208,7 @@ def test_nominatim_timeout_is_503(organization, nominatim, settings):
         return Response("[]", content_type="application/json")
 
     nominatim.expect_request("/search").respond_with_handler(slow)
-    client = key_client(make_api_key(organization, "standard"))
+    client = builders.key_client(builders.api_key(organization, "standard"))
     response = client.post("/api/promises/resolve-zone", {"address": "Somewhere"}, format="json")
     assert_error(response, 503, "Geocoding service unavailable")
 

@@ -7,9 +7,8 @@ import pytest
 import time_machine
 
 from slots import services as slot_services
-from tests.conftest import assert_error, key_client, make_api_key, make_organization
-from tests.slots import helpers as slot_helpers
-from tests.zones.helpers import BERLIN, box, literal, login, make_admin, make_zone, offset
+from tests import builders
+from tests.conftest import assert_error
 from webhooks.models import Event
 from zones.models import Zone
 
@@ -25,8 +24,7 @@ SQUARE = {
 
 @pytest.fixture
 def admin_client(organization):
-    make_admin(organization, "zones-admin@example.com")
-    return login("zones-admin@example.com")
+    return builders.manager_client(organization, "zones-admin@example.com")
 
 
 def zones_url(organization, zone_id=None) -> str:
@@ -39,32 +37,23 @@ def polygon_events(organization):
 
 
 def test_create_answers_201_with_the_zone(admin_client, organization):
-    response = admin_client.post(
-        zones_url(organization),
-        {
-            "name": "Mitte Nord",
-            "purpose": "slot",
-            "enabled": True,
-            "timezone": "Europe/Berlin",
-            "geodata": SQUARE,
-            "metadata": {"hub": "Alex"},
-            "windowCapacity": 35,
-        },
-        format="json",
-    )
-    assert response.status_code == 201, response.content
-    body = response.json()
-    zone = Zone.objects.get(pk=body["id"])
-    assert zone.organization_id == organization.id
-    assert {key: body[key] for key in body if key not in ("id", "createdAt", "updatedAt")} == {
+    sent = {
         "name": "Mitte Nord",
-        "slug": "mitte-nord",
         "purpose": "slot",
         "enabled": True,
         "timezone": "Europe/Berlin",
         "geodata": SQUARE,
         "metadata": {"hub": "Alex"},
         "windowCapacity": 35,
+    }
+    response = admin_client.post(zones_url(organization), sent, format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    zone = Zone.objects.get(pk=body["id"])
+    assert zone.organization_id == organization.id
+    assert {key: body[key] for key in body if key not in ("id", "createdAt", "updatedAt")} == {
+        **sent,
+        "slug": "mitte-nord",
     }
 
 
@@ -193,8 +182,8 @@ def test_name_and_geodata_are_required(admin_client, organization):
 
 
 def test_names_are_unique_per_organization_and_slugs_get_a_suffix(admin_client, organization):
-    make_zone(organization, "Mitte", SQUARE)
-    make_zone(make_organization(), "Mitte", SQUARE)  # another tenant's name does not count
+    builders.zone(organization, "Mitte", SQUARE)
+    builders.zone(builders.organization(), "Mitte", SQUARE)  # another tenant's name does not count
     assert_error(
         admin_client.post(
             zones_url(organization), {"name": "Mitte", "geodata": SQUARE}, format="json"
@@ -218,9 +207,9 @@ def test_names_are_unique_per_organization_and_slugs_get_a_suffix(admin_client, 
 
 
 def test_list_and_get(admin_client, organization):
-    b = make_zone(organization, "B zone", SQUARE)
-    a = make_zone(organization, "A zone", SQUARE)
-    make_zone(make_organization(), "Foreign", SQUARE)
+    b = builders.zone(organization, "B zone", SQUARE)
+    a = builders.zone(organization, "A zone", SQUARE)
+    builders.zone(builders.organization(), "Foreign", SQUARE)
     listed = admin_client.get(zones_url(organization)).json()
     assert [zone["id"] for zone in listed] == [str(a.id), str(b.id)]
     detail = admin_client.get(zones_url(organization, b.id)).json()
@@ -228,8 +217,8 @@ def test_list_and_get(admin_client, organization):
 
 
 def test_patch_changes_only_given_fields(admin_client, organization):
-    zone = make_zone(organization, "Mitte", SQUARE, metadata={"a": 1})
-    moved = box(*BERLIN, width_m=500, height_m=500)
+    zone = builders.zone(organization, "Mitte", SQUARE, metadata={"a": 1})
+    moved = builders.box(*builders.BERLIN, width_m=500, height_m=500)
     response = admin_client.patch(
         zones_url(organization, zone.id), {"enabled": False, "geodata": moved}, format="json"
     )
@@ -242,8 +231,8 @@ def test_patch_changes_only_given_fields(admin_client, organization):
 
 
 def test_patch_validates_like_create(admin_client, organization):
-    zone = make_zone(organization, "Mitte", SQUARE)
-    make_zone(organization, "Kreuzberg", SQUARE)
+    zone = builders.zone(organization, "Mitte", SQUARE)
+    builders.zone(organization, "Kreuzberg", SQUARE)
     bad = {"type": "Polygon", "coordinates": [[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]]}
     assert_error(
         admin_client.patch(zones_url(organization, zone.id), {"geodata": bad}, format="json"), 400
@@ -256,7 +245,7 @@ def test_patch_validates_like_create(admin_client, organization):
 
 
 def test_delete_answers_204_then_404(admin_client, organization):
-    zone = make_zone(organization, "Mitte", SQUARE)
+    zone = builders.zone(organization, "Mitte", SQUARE)
     response = admin_client.delete(zones_url(organization, zone.id))
     assert response.status_code == 204
     assert response.content == b""
@@ -264,12 +253,10 @@ def test_delete_answers_204_then_404(admin_client, organization):
 
 
 def test_a_zone_with_orders_is_not_deleted(admin_client, organization):
-    zone = slot_helpers.make_zone(organization)
-    template = slot_helpers.make_template(zone)
+    zone = builders.slot_zone(organization)
+    template = builders.slot_template(zone)
     with time_machine.travel(dt.datetime(2030, 1, 1, 9, tzinfo=dt.UTC), tick=False):
-        booked = slot_helpers.book(
-            slot_helpers.erp_client(organization), template, slot_helpers.SUNDAY
-        )
+        booked = builders.book(builders.erp_client(organization), template, builders.SUNDAY)
     assert booked.status_code == 201, booked.content
 
     response = admin_client.delete(zones_url(organization, zone.id))
@@ -280,8 +267,8 @@ def test_a_zone_with_orders_is_not_deleted(admin_client, organization):
 
 
 def test_a_zone_with_slot_templates_cannot_become_a_dispatch_zone(admin_client, organization):
-    zone = slot_helpers.make_zone(organization)
-    template = slot_helpers.make_template(zone)
+    zone = builders.slot_zone(organization)
+    template = builders.slot_template(zone)
 
     response = admin_client.patch(
         zones_url(organization, zone.id), {"purpose": "dispatch"}, format="json"
@@ -322,32 +309,34 @@ def test_a_failed_validation_emits_nothing(admin_client, organization):
 
 
 def test_changes_reach_resolve_zone_at_once(admin_client, organization):
-    resolver = key_client(make_api_key(organization, "standard"))
-    zone = make_zone(organization, "Mitte", box(*BERLIN, width_m=1000, height_m=1000))
-    elsewhere = offset(*BERLIN, east_m=20_000)
+    resolver = builders.key_client(builders.api_key(organization, "standard"))
+    zone = builders.zone(
+        organization, "Mitte", builders.box(*builders.BERLIN, width_m=1000, height_m=1000)
+    )
+    elsewhere = builders.offset(*builders.BERLIN, east_m=20_000)
 
     def resolve(point):
         return resolver.post(
-            "/api/promises/resolve-zone", {"address": literal(point)}, format="json"
+            "/api/promises/resolve-zone", {"address": builders.literal(point)}, format="json"
         )
 
-    assert resolve(BERLIN).json()["confidence"] == "high"
+    assert resolve(builders.BERLIN).json()["confidence"] == "high"
     assert resolve(elsewhere).status_code == 404
     admin_client.patch(
         zones_url(organization, zone.id),
-        {"geodata": box(*elsewhere, width_m=1000, height_m=1000)},
+        {"geodata": builders.box(*elsewhere, width_m=1000, height_m=1000)},
         format="json",
     )
-    assert resolve(BERLIN).status_code == 404
+    assert resolve(builders.BERLIN).status_code == 404
     assert resolve(elsewhere).json()["zone"]["id"] == str(zone.id)
     admin_client.delete(zones_url(organization, zone.id))
     assert resolve(elsewhere).status_code == 404
 
 
 def test_admin_of_another_organization_gets_404(organization, other_organization):
-    make_admin(other_organization, "other-admin@example.com")
-    other_client = login("other-admin@example.com")
-    zone = make_zone(organization, "Mitte", SQUARE)
+    builders.admin(other_organization, "other-admin@example.com")
+    other_client = builders.bearer_login("other-admin@example.com")[0]
+    zone = builders.zone(organization, "Mitte", SQUARE)
     for response in (
         other_client.get(zones_url(organization)),
         other_client.post(zones_url(organization), {"name": "X", "geodata": SQUARE}, format="json"),
@@ -361,7 +350,7 @@ def test_admin_of_another_organization_gets_404(organization, other_organization
 
 
 def test_another_organizations_zone_is_not_found_under_ones_own(admin_client, organization):
-    foreign = make_zone(make_organization(), "Foreign", SQUARE)
+    foreign = builders.zone(builders.organization(), "Foreign", SQUARE)
     for response in (
         admin_client.get(zones_url(organization, foreign.id)),
         admin_client.patch(zones_url(organization, foreign.id), {"enabled": False}, format="json"),
@@ -377,10 +366,12 @@ def test_without_a_token_is_401(api_client, organization):
 
 
 def test_member_who_is_not_admin_gets_404(organization):
-    user = make_admin(organization, "member@example.com")
+    user = builders.admin(organization, "member@example.com")
     user.memberships.update(org_role="member")
     assert_error(
-        login("member@example.com").get(zones_url(organization)), 404, "Organization not found"
+        builders.bearer_login("member@example.com")[0].get(zones_url(organization)),
+        404,
+        "Organization not found",
     )
 
 

@@ -3,10 +3,9 @@ resolve-zone"), errors, scope."""
 
 import pytest
 
-from tests.conftest import assert_error, key_client, make_api_key, make_organization
-from tests.zones.helpers import BERLIN, box, east_edge, literal, make_zone, north_edge, offset
-from zones import services
-from zones.models import Place, ZonePurpose
+from tests import builders
+from tests.conftest import assert_error
+from zones.models import ZonePurpose
 
 pytestmark = pytest.mark.django_db
 
@@ -15,13 +14,7 @@ URL = "/api/promises/resolve-zone"
 
 @pytest.fixture
 def client(organization):
-    return key_client(make_api_key(organization, "standard"))
-
-
-@pytest.fixture
-def mitte(organization):
-    """A 2 km x 2 km zone centred on Alexanderplatz."""
-    return make_zone(organization, "Mitte", box(*BERLIN, width_m=2000, height_m=2000))
+    return builders.key_client(builders.api_key(organization, "standard"))
 
 
 def resolve(client, address):
@@ -29,7 +22,7 @@ def resolve(client, address):
 
 
 def test_precise_point_well_inside_is_high_with_the_exact_resource(client, mitte, organization):
-    response = resolve(client, literal(BERLIN))
+    response = resolve(client, builders.literal(builders.BERLIN))
     assert response.status_code == 200, response.content
     body = response.json()
     assert set(body.pop("evidence")) == {  # added (tests/zones/test_resolve_zone_evidence.py)
@@ -45,38 +38,43 @@ def test_precise_point_well_inside_is_high_with_the_exact_resource(client, mitte
             "slug": "mitte",
             "organizationId": str(organization.id),
         },
-        "coordinates": {"lat": pytest.approx(BERLIN[0]), "lng": pytest.approx(BERLIN[1])},
+        "coordinates": {
+            "lat": pytest.approx(builders.BERLIN[0]),
+            "lng": pytest.approx(builders.BERLIN[1]),
+        },
         "confidence": "high",
     }
 
 
 def test_point_30_m_inside_the_boundary_is_medium(client, mitte):
-    point = offset(BERLIN[0], east_edge(mitte.geodata), east_m=-30)
-    body = resolve(client, literal(point)).json()
+    point = builders.offset(builders.BERLIN[0], builders.east_edge(mitte.geodata), east_m=-30)
+    body = resolve(client, builders.literal(point)).json()
     assert (body["zone"]["name"], body["confidence"]) == ("Mitte", "medium")
 
 
 def test_point_60_m_inside_the_boundary_is_high(client, mitte):
-    point = offset(BERLIN[0], east_edge(mitte.geodata), east_m=-60)
-    assert resolve(client, literal(point)).json()["confidence"] == "high"
+    point = builders.offset(builders.BERLIN[0], builders.east_edge(mitte.geodata), east_m=-60)
+    assert resolve(client, builders.literal(point)).json()["confidence"] == "high"
 
 
 def test_point_20_m_outside_the_boundary_is_medium_for_that_zone(client, mitte):
-    point = offset(BERLIN[0], east_edge(mitte.geodata), east_m=20)
-    body = resolve(client, literal(point)).json()
+    point = builders.offset(builders.BERLIN[0], builders.east_edge(mitte.geodata), east_m=20)
+    body = resolve(client, builders.literal(point)).json()
     assert (body["zone"]["id"], body["confidence"]) == (str(mitte.id), "medium")
 
 
 def test_point_20_m_north_of_the_boundary_is_medium(client, mitte):
-    point = offset(north_edge(mitte.geodata), BERLIN[1], north_m=20)
-    assert resolve(client, literal(point)).json()["confidence"] == "medium"
+    point = builders.offset(builders.north_edge(mitte.geodata), builders.BERLIN[1], north_m=20)
+    assert resolve(client, builders.literal(point)).json()["confidence"] == "medium"
 
 
 def test_point_2_km_away_is_low_with_the_nearest_zone(client, mitte, organization):
-    far_zone = box(*offset(*BERLIN, east_m=10_000), width_m=1000, height_m=1000)
-    make_zone(organization, "Far east", far_zone)
-    point = offset(BERLIN[0], east_edge(mitte.geodata), east_m=2000)
-    body = resolve(client, literal(point)).json()
+    far_zone = builders.box(
+        *builders.offset(*builders.BERLIN, east_m=10_000), width_m=1000, height_m=1000
+    )
+    builders.zone(organization, "Far east", far_zone)
+    point = builders.offset(builders.BERLIN[0], builders.east_edge(mitte.geodata), east_m=2000)
+    body = resolve(client, builders.literal(point)).json()
     assert (body["zone"]["name"], body["confidence"]) == ("Mitte", "low")
     assert body["coordinates"] == {
         "lat": pytest.approx(point[0]),
@@ -85,9 +83,11 @@ def test_point_2_km_away_is_low_with_the_nearest_zone(client, mitte, organizatio
 
 
 def test_point_50_km_away_is_404(client, mitte):
-    point = offset(*BERLIN, east_m=50_000)
+    point = builders.offset(*builders.BERLIN, east_m=50_000)
     assert_error(
-        resolve(client, literal(point)), 404, "No delivery zone found for the given address"
+        resolve(client, builders.literal(point)),
+        404,
+        "No delivery zone found for the given address",
     )
 
 
@@ -97,9 +97,11 @@ def test_point_50_km_away_is_404(client, mitte):
 def test_bands_are_measured_in_metres_at_high_latitude(client, organization, east_m, confidence):
     # At 60°N a degree of longitude is 55.8 km, of latitude 111.4 km: degrees would be wrong.
     helsinki = (60.17, 24.94)
-    zone = make_zone(organization, "Helsinki", box(*helsinki, width_m=1000, height_m=1000))
-    point = offset(helsinki[0], east_edge(zone.geodata), east_m=east_m)
-    response = resolve(client, literal(point))
+    zone = builders.zone(
+        organization, "Helsinki", builders.box(*helsinki, width_m=1000, height_m=1000)
+    )
+    point = builders.offset(helsinki[0], builders.east_edge(zone.geodata), east_m=east_m)
+    response = resolve(client, builders.literal(point))
     if confidence is None:
         assert_error(response, 404, "No delivery zone found for the given address")
     else:
@@ -108,9 +110,11 @@ def test_bands_are_measured_in_metres_at_high_latitude(client, organization, eas
 
 @pytest.mark.parametrize(("north_m", "confidence"), [(4_900, "low"), (5_100, None)])
 def test_nearest_zone_limit_north_south_is_5_km(client, organization, north_m, confidence):
-    zone = make_zone(organization, "Mitte", box(*BERLIN, width_m=1000, height_m=1000))
-    point = offset(north_edge(zone.geodata), BERLIN[1], north_m=north_m)
-    response = resolve(client, literal(point))
+    zone = builders.zone(
+        organization, "Mitte", builders.box(*builders.BERLIN, width_m=1000, height_m=1000)
+    )
+    point = builders.offset(builders.north_edge(zone.geodata), builders.BERLIN[1], north_m=north_m)
+    response = resolve(client, builders.literal(point))
     if confidence is None:
         assert response.status_code == 404
     else:
@@ -118,61 +122,61 @@ def test_nearest_zone_limit_north_south_is_5_km(client, organization, north_m, c
 
 
 def test_nearest_of_several_zones_wins(client, organization):
-    make_zone(organization, "West", box(*offset(*BERLIN, east_m=-3000), width_m=500, height_m=500))
-    make_zone(organization, "East", box(*offset(*BERLIN, east_m=2000), width_m=500, height_m=500))
-    body = resolve(client, literal(BERLIN)).json()
+    builders.zone(
+        organization,
+        "West",
+        builders.box(*builders.offset(*builders.BERLIN, east_m=-3000), width_m=500, height_m=500),
+    )
+    builders.zone(
+        organization,
+        "East",
+        builders.box(*builders.offset(*builders.BERLIN, east_m=2000), width_m=500, height_m=500),
+    )
+    body = resolve(client, builders.literal(builders.BERLIN)).json()
     assert (body["zone"]["name"], body["confidence"]) == ("East", "low")
 
 
 def test_smallest_containing_zone_wins(client, organization, mitte):
-    make_zone(organization, "Alex", box(*BERLIN, width_m=400, height_m=400))
-    body = resolve(client, literal(BERLIN)).json()
+    builders.zone(organization, "Alex", builders.box(*builders.BERLIN, width_m=400, height_m=400))
+    body = resolve(client, builders.literal(builders.BERLIN)).json()
     assert (body["zone"]["name"], body["confidence"]) == ("Alex", "high")
 
 
 def test_disabled_zones_are_ignored(client, organization):
-    make_zone(organization, "Closed", box(*BERLIN, width_m=2000, height_m=2000), enabled=False)
+    builders.zone(
+        organization,
+        "Closed",
+        builders.box(*builders.BERLIN, width_m=2000, height_m=2000),
+        enabled=False,
+    )
     assert_error(
-        resolve(client, literal(BERLIN)), 404, "No delivery zone found for the given address"
+        resolve(client, builders.literal(builders.BERLIN)),
+        404,
+        "No delivery zone found for the given address",
     )
 
 
 def test_every_purpose_resolves(client, organization):
-    make_zone(
-        organization, "Slots", box(*BERLIN, width_m=2000, height_m=2000), purpose=ZonePurpose.SLOT
+    builders.zone(
+        organization,
+        "Slots",
+        builders.box(*builders.BERLIN, width_m=2000, height_m=2000),
+        purpose=ZonePurpose.SLOT,
     )
-    assert resolve(client, literal(BERLIN)).json()["zone"]["name"] == "Slots"
+    assert resolve(client, builders.literal(builders.BERLIN)).json()["zone"]["name"] == "Slots"
 
 
 def test_exact_gazetteer_address_is_precise(client, organization, mitte):
-    services.place_save(
-        place=Place(
-            organization=organization,
-            address="Alexanderplatz 1, 10178 Berlin",
-            postal_code="10178",
-            locality="Berlin",
-            lat=BERLIN[0],
-            lng=BERLIN[1],
-        )
-    )
+    builders.alexanderplatz(organization, "Alexanderplatz 1, 10178 Berlin")
     body = resolve(client, "alexanderplatz 1 10178 BERLIN").json()
     assert (body["zone"]["name"], body["confidence"]) == ("Mitte", "high")
 
 
 def test_postal_code_only_match_is_medium_even_deep_inside(client, organization, mitte):
-    services.place_save(
-        place=Place(
-            organization=organization,
-            address="Alexanderplatz 1",
-            postal_code="10178",
-            locality="Berlin",
-            lat=BERLIN[0],
-            lng=BERLIN[1],
-        )
-    )
+    builders.alexanderplatz(organization)
     body = resolve(client, "Karl-Liebknecht-Straße 9, 10178 Berlin").json()
     assert (body["zone"]["name"], body["confidence"]) == ("Mitte", "medium")
-    assert body["coordinates"] == {"lat": BERLIN[0], "lng": BERLIN[1]}
+    assert body["coordinates"] == {"lat": builders.BERLIN[0], "lng": builders.BERLIN[1]}
 
 
 def test_unknown_address_is_404(client, mitte):
@@ -201,18 +205,28 @@ def test_missing_key_is_401(api_client):
 
 @pytest.mark.parametrize("platform", ["partner_a", "erp", "standard"])
 def test_any_platform_key_may_resolve(organization, mitte, platform):
-    response = resolve(key_client(make_api_key(organization, platform)), literal(BERLIN))
+    response = resolve(
+        builders.key_client(builders.api_key(organization, platform)),
+        builders.literal(builders.BERLIN),
+    )
     assert response.status_code == 200
 
 
 def test_another_organizations_zones_are_invisible(organization, mitte):
-    other = make_organization()
-    response = resolve(key_client(make_api_key(other, "standard")), literal(BERLIN))
+    other = builders.organization()
+    response = resolve(
+        builders.key_client(builders.api_key(other, "standard")), builders.literal(builders.BERLIN)
+    )
     assert_error(response, 404, "No delivery zone found for the given address")
 
 
 def test_trailing_slash_works(client, mitte):
-    assert client.post(URL + "/", {"address": literal(BERLIN)}, format="json").status_code == 200
+    assert (
+        client.post(
+            URL + "/", {"address": builders.literal(builders.BERLIN)}, format="json"
+        ).status_code
+        == 200
+    )
 
 
 @pytest.mark.parametrize("zone_count", [1, 150])
@@ -220,11 +234,11 @@ def test_query_count_does_not_grow_with_zones(
     client, organization, zone_count, django_assert_max_num_queries
 ):
     for i in range(zone_count):
-        centre = offset(*BERLIN, north_m=(i // 15) * 600, east_m=(i % 15) * 600)
-        make_zone(organization, f"Zone {i}", box(*centre, width_m=500, height_m=500))
-    resolve(client, literal(BERLIN))  # the key is cached after its first use
-    far = offset(*BERLIN, north_m=-1000)
+        centre = builders.offset(*builders.BERLIN, north_m=(i // 15) * 600, east_m=(i % 15) * 600)
+        builders.zone(organization, f"Zone {i}", builders.box(*centre, width_m=500, height_m=500))
+    resolve(client, builders.literal(builders.BERLIN))  # the key is cached after its first use
+    far = builders.offset(*builders.BERLIN, north_m=-1000)
     with django_assert_max_num_queries(2):
-        assert resolve(client, literal(BERLIN)).status_code == 200
+        assert resolve(client, builders.literal(builders.BERLIN)).status_code == 200
     with django_assert_max_num_queries(2):
-        assert resolve(client, literal(far)).json()["confidence"] == "low"
+        assert resolve(client, builders.literal(far)).json()["confidence"] == "low"

@@ -4,8 +4,7 @@ apps call."""
 import pytest
 from django.core.cache import cache
 
-from tests.conftest import make_organization
-from tests.zones.helpers import BERLIN, box, make_zone, offset
+from tests import builders
 from zones import selectors, services, spatial_index
 from zones.errors import ZoneNameNotFound, ZoneNotFound
 from zones.models import SLOT_PURPOSES, Zone, ZonePurpose
@@ -13,21 +12,32 @@ from zones.models import SLOT_PURPOSES, Zone, ZonePurpose
 pytestmark = pytest.mark.django_db
 
 
+def at_berlin(organization) -> dict:
+    """The keyword arguments of a lookup of Alexanderplatz among `organization`'s zones."""
+    return {
+        "organization_id": organization.id,
+        "lat": builders.BERLIN[0],
+        "lng": builders.BERLIN[1],
+    }
+
+
 @pytest.fixture
 def nested(organization):
     """Three zones around Alexanderplatz: 4 km (both), 2 km (slot), 400 m (dispatch)."""
     return {
-        "big": make_zone(organization, "Big", box(*BERLIN, width_m=4000, height_m=4000)),
-        "middle": make_zone(
+        "big": builders.zone(
+            organization, "Big", builders.box(*builders.BERLIN, width_m=4000, height_m=4000)
+        ),
+        "middle": builders.zone(
             organization,
             "Middle",
-            box(*BERLIN, width_m=2000, height_m=2000),
+            builders.box(*builders.BERLIN, width_m=2000, height_m=2000),
             purpose=ZonePurpose.SLOT,
         ),
-        "small": make_zone(
+        "small": builders.zone(
             organization,
             "Small",
-            box(*BERLIN, width_m=400, height_m=400),
+            builders.box(*builders.BERLIN, width_m=400, height_m=400),
             purpose=ZonePurpose.DISPATCH,
         ),
     }
@@ -39,7 +49,7 @@ def names(zones):
 
 def test_zones_containing_point_smallest_first(organization, nested):
     found = selectors.zones_containing_point(
-        organization_id=organization.id, lat=BERLIN[0], lng=BERLIN[1]
+        organization_id=organization.id, lat=builders.BERLIN[0], lng=builders.BERLIN[1]
     )
     assert names(found) == ["Small", "Middle", "Big"]
     assert all(isinstance(zone, Zone) for zone in found)
@@ -47,21 +57,24 @@ def test_zones_containing_point_smallest_first(organization, nested):
 
 def test_zone_containing_point_is_the_smallest(organization, nested):
     zone = selectors.zone_containing_point(
-        organization_id=str(organization.id), lat=BERLIN[0], lng=BERLIN[1]
+        organization_id=str(organization.id), lat=builders.BERLIN[0], lng=builders.BERLIN[1]
     )
     assert zone == nested["small"]
 
 
 def test_purposes_filter(organization, nested):
     zone = selectors.zone_containing_point(
-        organization_id=organization.id, lat=BERLIN[0], lng=BERLIN[1], purposes=SLOT_PURPOSES
+        organization_id=organization.id,
+        lat=builders.BERLIN[0],
+        lng=builders.BERLIN[1],
+        purposes=SLOT_PURPOSES,
     )
     assert zone == nested["middle"]
 
 
 def test_disabled_zones_only_on_request(organization, nested):
     services.zone_update(zone=nested["small"], enabled=False)
-    point = {"organization_id": organization.id, "lat": BERLIN[0], "lng": BERLIN[1]}
+    point = at_berlin(organization)
     assert names(selectors.zones_containing_point(**point)) == ["Middle", "Big"]
     assert names(selectors.zones_containing_point(**point, enabled_only=False)) == [
         "Small",
@@ -71,7 +84,7 @@ def test_disabled_zones_only_on_request(organization, nested):
 
 
 def test_point_outside_every_zone_is_none(organization, nested):
-    far = offset(*BERLIN, east_m=3000)
+    far = builders.offset(*builders.BERLIN, east_m=3000)
     assert (
         selectors.zone_containing_point(organization_id=organization.id, lat=far[0], lng=far[1])
         is None
@@ -79,7 +92,9 @@ def test_point_outside_every_zone_is_none(organization, nested):
 
 
 def test_boundary_counts_as_inside(organization):
-    zone = make_zone(organization, "Square", box(*BERLIN, width_m=1000, height_m=1000))
+    zone = builders.zone(
+        organization, "Square", builders.box(*builders.BERLIN, width_m=1000, height_m=1000)
+    )
     lng, lat = zone.geodata["coordinates"][0][0]  # a corner
     assert (
         selectors.zone_containing_point(organization_id=organization.id, lat=lat, lng=lng) == zone
@@ -87,21 +102,23 @@ def test_boundary_counts_as_inside(organization):
 
 
 def test_other_organizations_are_never_searched(organization, nested):
-    other = make_organization()
+    other = builders.organization()
     assert (
-        selectors.zones_containing_point(organization_id=other.id, lat=BERLIN[0], lng=BERLIN[1])
+        selectors.zones_containing_point(
+            organization_id=other.id, lat=builders.BERLIN[0], lng=builders.BERLIN[1]
+        )
         == []
     )
 
 
 def test_returned_zones_are_private_copies(organization, nested):
     first = selectors.zone_containing_point(
-        organization_id=organization.id, lat=BERLIN[0], lng=BERLIN[1]
+        organization_id=organization.id, lat=builders.BERLIN[0], lng=builders.BERLIN[1]
     )
     first.name = "Mutated"
     first.geodata["coordinates"][0].clear()
     again = selectors.zone_containing_point(
-        organization_id=organization.id, lat=BERLIN[0], lng=BERLIN[1]
+        organization_id=organization.id, lat=builders.BERLIN[0], lng=builders.BERLIN[1]
     )
     assert again.name == "Small"
     assert len(again.geodata["coordinates"][0]) == 5
@@ -111,7 +128,7 @@ def test_zone_get_and_by_name(organization, nested):
     zone = nested["middle"]
     assert selectors.zone_get(organization_id=organization.id, zone_id=str(zone.id)) == zone
     assert selectors.zone_get_by_name(organization_id=organization.id, name="Middle") == zone
-    other = make_organization()
+    other = builders.organization()
     for zone_id in (zone.id, "nope", None):
         with pytest.raises(ZoneNotFound) as raised:
             selectors.zone_get(organization_id=other.id, zone_id=zone_id)
@@ -126,21 +143,27 @@ def test_zone_get_and_by_name(organization, nested):
 
 def committed_zone(django_capture_on_commit_callbacks, organization, name, geodata):
     with django_capture_on_commit_callbacks(execute=True):
-        return make_zone(organization, name, geodata)
+        return builders.zone(organization, name, geodata)
+
+
+def committed_z(django_capture_on_commit_callbacks, organization):
+    """A 400 m x 400 m zone "Z" on Alexanderplatz, committed."""
+    geodata = builders.box(*builders.BERLIN, width_m=400, height_m=400)
+    return committed_zone(django_capture_on_commit_callbacks, organization, "Z", geodata)
 
 
 def test_a_warm_index_costs_no_query(
     organization, django_capture_on_commit_callbacks, django_assert_num_queries
 ):
     for i in range(50):
-        centre = offset(*BERLIN, east_m=i * 500)
+        centre = builders.offset(*builders.BERLIN, east_m=i * 500)
         committed_zone(
             django_capture_on_commit_callbacks,
             organization,
             f"Z{i}",
-            box(*centre, width_m=400, height_m=400),
+            builders.box(*centre, width_m=400, height_m=400),
         )
-    lookup = {"organization_id": organization.id, "lat": BERLIN[0], "lng": BERLIN[1]}
+    lookup = at_berlin(organization)
     assert selectors.zone_containing_point(**lookup).name == "Z0"
     with django_assert_num_queries(0):
         assert selectors.zone_containing_point(**lookup).name == "Z0"
@@ -149,17 +172,14 @@ def test_a_warm_index_costs_no_query(
 def test_a_version_bump_by_another_process_rebuilds_the_index(
     organization, django_capture_on_commit_callbacks, django_assert_num_queries
 ):
-    zone = committed_zone(
-        django_capture_on_commit_callbacks,
-        organization,
-        "Z",
-        box(*BERLIN, width_m=400, height_m=400),
-    )
-    lookup = {"organization_id": organization.id, "lat": BERLIN[0], "lng": BERLIN[1]}
+    zone = committed_z(django_capture_on_commit_callbacks, organization)
+    lookup = at_berlin(organization)
     assert selectors.zone_containing_point(**lookup) == zone
     # Another process moves the zone: the row changes and the version in Redis is replaced,
     # but this process's memory is untouched.
-    elsewhere = box(*offset(*BERLIN, east_m=5000), width_m=400, height_m=400)
+    elsewhere = builders.box(
+        *builders.offset(*builders.BERLIN, east_m=5000), width_m=400, height_m=400
+    )
     Zone.objects.filter(pk=zone.pk).update(geodata=elsewhere)
     with django_assert_num_queries(0):
         assert selectors.zone_containing_point(**lookup) == zone  # still the cached index
@@ -169,13 +189,8 @@ def test_a_version_bump_by_another_process_rebuilds_the_index(
 
 
 def test_a_lost_version_rebuilds_the_index(organization, django_capture_on_commit_callbacks):
-    zone = committed_zone(
-        django_capture_on_commit_callbacks,
-        organization,
-        "Z",
-        box(*BERLIN, width_m=400, height_m=400),
-    )
-    lookup = {"organization_id": organization.id, "lat": BERLIN[0], "lng": BERLIN[1]}
+    zone = committed_z(django_capture_on_commit_callbacks, organization)
+    lookup = at_berlin(organization)
     assert selectors.zone_containing_point(**lookup) == zone
     Zone.objects.filter(pk=zone.pk).update(enabled=False)
     cache.clear()  # Redis flushed or evicted: a fresh version is made, never the old one again
@@ -185,8 +200,8 @@ def test_a_lost_version_rebuilds_the_index(organization, django_capture_on_commi
 def test_uncommitted_changes_are_seen_but_not_cached(organization, django_assert_num_queries):
     # Inside the open test transaction the zone is visible to this connection only; its index
     # must not outlive a rollback, so each lookup rebuilds.
-    make_zone(organization, "Z", box(*BERLIN, width_m=400, height_m=400))
-    lookup = {"organization_id": organization.id, "lat": BERLIN[0], "lng": BERLIN[1]}
+    builders.zone(organization, "Z", builders.box(*builders.BERLIN, width_m=400, height_m=400))
+    lookup = at_berlin(organization)
     for _ in range(2):
         with django_assert_num_queries(1):
             assert selectors.zone_containing_point(**lookup).name == "Z"
@@ -198,12 +213,15 @@ def test_the_index_of_an_organization_without_zones(organization):
 
 
 def test_resolve_point_confidence_is_available_to_other_apps(organization):
-    make_zone(organization, "Z", box(*BERLIN, width_m=1000, height_m=1000))
+    builders.zone(organization, "Z", builders.box(*builders.BERLIN, width_m=1000, height_m=1000))
     resolved = selectors.zone_resolve_point(
-        organization_id=organization.id, lat=BERLIN[0], lng=BERLIN[1]
+        organization_id=organization.id, lat=builders.BERLIN[0], lng=builders.BERLIN[1]
     )
     assert (resolved.zone.name, resolved.confidence) == ("Z", "high")
     approximate = selectors.zone_resolve_point(
-        organization_id=organization.id, lat=BERLIN[0], lng=BERLIN[1], precise=False
+        organization_id=organization.id,
+        lat=builders.BERLIN[0],
+        lng=builders.BERLIN[1],
+        precise=False,
     )
     assert approximate.confidence == "medium"

@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from tests.conftest import assert_error, key_client, make_api_key, make_organization
+from tests import builders
+from tests.conftest import assert_error
 from zones.models import ZonePurpose
-from zones.services import zone_create
 
 pytestmark = pytest.mark.django_db
 
@@ -24,30 +24,32 @@ LAT_LNG = [[lat, lng] for lng, lat in RING]
 @pytest.fixture
 def zones(organization):
     created = {
-        "mitte": zone_create(
-            organization=organization,
-            name="Mitte, Nord",
-            geodata=GEODATA,
+        "mitte": builders.zone(
+            organization,
+            "Mitte, Nord",
+            GEODATA,
+            timezone_name=None,
             metadata={"note": 'say "hi", then leave', "floors": [1, 2], "city": "Köln"},
         ),
-        "closed": zone_create(
-            organization=organization,
-            name="Closed",
-            geodata=GEODATA,
+        "closed": builders.zone(
+            organization,
+            "Closed",
+            GEODATA,
+            timezone_name=None,
             purpose=ZonePurpose.DISPATCH,
             enabled=False,
         ),
-        "slots": zone_create(
-            organization=organization, name="Slots only", geodata=GEODATA, purpose=ZonePurpose.SLOT
+        "slots": builders.zone(
+            organization, "Slots only", GEODATA, timezone_name=None, purpose=ZonePurpose.SLOT
         ),
     }
-    zone_create(organization=make_organization(), name="Foreign", geodata=GEODATA)
+    builders.zone(builders.organization(), "Foreign", GEODATA, timezone_name=None)
     return created
 
 
 @pytest.fixture
 def client(organization):
-    return key_client(make_api_key(organization, "partner_a"))
+    return builders.key_client(builders.api_key(organization, "partner_a"))
 
 
 def test_json_export(client, organization, zones):
@@ -143,23 +145,23 @@ def test_other_format_is_400(client, value):
 
 
 def test_partner_b_key_on_partner_a_export_is_403(organization, zones):
-    client = key_client(make_api_key(organization, "partner_b"))
+    client = builders.key_client(builders.api_key(organization, "partner_b"))
     assert_error(client.get(URL), 403, "API key does not match partner-a integration")
 
 
 @pytest.mark.parametrize("platform", ["standard", "erp", "partner_c"])
 def test_other_platforms_are_403(organization, platform):
-    client = key_client(make_api_key(organization, platform))
+    client = builders.key_client(builders.api_key(organization, platform))
     assert_error(client.get(URL), 403, "API key does not match partner-a integration")
 
 
 @pytest.mark.parametrize("partner", ["partner-b", "partner-c"])
 def test_partner_b_and_c_have_their_own_export(organization, zones, partner):
-    client = key_client(make_api_key(organization, partner.replace("-", "_")))
+    client = builders.key_client(builders.api_key(organization, partner.replace("-", "_")))
     url = f"/api/integrations/{partner}/zones/export"
     assert [zone["name"] for zone in client.get(url).json()["zones"]] == ["Closed", "Mitte, Nord"]
     assert_error(
-        key_client(make_api_key(organization, "partner_a")).get(url),
+        builders.key_client(builders.api_key(organization, "partner_a")).get(url),
         403,
         f"API key does not match {partner} integration",
     )
@@ -175,7 +177,7 @@ def test_trailing_slash_works(client, zones):
 
 def test_export_query_count_is_constant(client, organization, django_assert_max_num_queries):
     for i in range(30):
-        zone_create(organization=organization, name=f"Zone {i}", geodata=GEODATA)
+        builders.zone(organization, f"Zone {i}", GEODATA, timezone_name=None)
     client.get(URL)
     with django_assert_max_num_queries(1):
         assert len(client.get(URL).json()["zones"]) == 30

@@ -1,80 +1,35 @@
 """Capacity under real parallel requests (capacity rule 5; contract "Slots and windows"): HTTP
-requests to a
-live server (`parallel_server`), each served by its own thread and database connection, all
-started together."""
-
-import json
-import threading
-import urllib.error
-import urllib.request
-from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+requests to a live server (`parallel_server`), each served by its own thread and database
+connection, all started together."""
 
 import pytest
-from django.utils import timezone
 
 from integrations.models import Order
 from slots.models import SlotBooking, SlotDay
 from slots.occurrences import day_of_week
-from tests.conftest import make_api_key, make_organization
-from tests.slots.helpers import erp_body, make_template, make_zone
+from tests import builders
+from tests.integrations.erp.parallel import ORDERS, all_at_once, booking, erp_tenant, json_request
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-ORDERS = "/api/integrations/erp/orders"
-
-
-@pytest.fixture(autouse=True)
-def _no_rate_limits(settings):
-    settings.RATELIMIT_ENABLE = False
-
-
-def _request(url: str, key: str, method: str, body: dict | None = None) -> tuple[int, dict]:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method)  # noqa: S310 - http only
-    request.add_header("X-API-Key", key)
-    request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
-
-
-def _all_at_once(calls: list) -> list[tuple[int, dict]]:
-    """Runs the calls in as many threads, released together by a barrier."""
-    barrier = threading.Barrier(len(calls))
-
-    def run(call):
-        barrier.wait(timeout=30)
-        return call()
-
-    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
-        return list(pool.map(run, calls))
+pytestmark = pytest.mark.django_db(
+    transaction=True
+)  # no rate limits: tests/integrations/conftest.py
 
 
 @pytest.fixture
 def setting():
     """An organization, its ERP key, a zone, and a delivery date a week ahead."""
-    organization = make_organization("Parallel Parcels")
-    key = make_api_key(organization, "erp").value
-    zone = make_zone(organization)
-    day = timezone.now().date() + timedelta(days=7)
-    return organization, key, zone, day
+    return erp_tenant("Parallel Parcels")
 
 
 def test_40_concurrent_bookings_of_a_slot_of_capacity_5_make_exactly_5_orders(
     parallel_server, setting
 ):
     organization, key, zone, day = setting
-    template = make_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
+    template = builders.slot_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
     url = f"{parallel_server}{ORDERS}"
-    calls = [
-        (lambda n=n: _request(url, key, "POST", erp_body(template, day, externalRef=f"P-{n}")))
-        for n in range(40)
-    ]
+    calls = [booking(url, key, template, day, f"P-{n}") for n in range(40)]
 
-    results = _all_at_once(calls)
+    results = all_at_once(calls)
 
     statuses = sorted(status for status, _ in results)
     assert statuses == [201] * 5 + [400] * 35, results
@@ -84,7 +39,7 @@ def test_40_concurrent_bookings_of_a_slot_of_capacity_5_make_exactly_5_orders(
     assert Order.objects.filter(organization=organization).count() == 5
     assert SlotBooking.objects.filter(template=template, released_at=None).count() == 5
     assert SlotDay.objects.get(template=template, date=day).booked == 5
-    availability = _request(
+    availability = json_request(
         f"{parallel_server}/api/public/delivery-slots/availability"
         f"?zoneId={zone.id}&date={day.isoformat()}",
         key,
@@ -102,19 +57,17 @@ def test_40_concurrent_bookings_of_a_slot_of_capacity_5_make_exactly_5_orders(
 def test_crossing_reassignments_between_two_slots_finish_without_deadlock(parallel_server, setting):
     _, key, zone, day = setting
     weekday = day_of_week(day)
-    morning = make_template(zone, day_of_week=weekday, start="08:00", capacity=50)
-    noon = make_template(zone, day_of_week=weekday, start="12:00", capacity=50)
+    morning = builders.slot_template(zone, day_of_week=weekday, start="08:00", capacity=50)
+    noon = builders.slot_template(zone, day_of_week=weekday, start="12:00", capacity=50)
     base = f"{parallel_server}{ORDERS}"
     for n in range(15):
         for prefix, template in (("M", morning), ("N", noon)):
-            status, body = _request(
-                base, key, "POST", erp_body(template, day, externalRef=f"{prefix}-{n}")
-            )
+            status, body = booking(base, key, template, day, f"{prefix}-{n}")()
             assert status == 201, body
 
     def move(ref: str, template):
         body = {"deliverySlotTemplateId": str(template.id), "deliverySlotDate": day.isoformat()}
-        return lambda: _request(f"{base}/{ref}/delivery-slot", key, "PUT", body)
+        return lambda: json_request(f"{base}/{ref}/delivery-slot", key, "PUT", body)
 
     # Every morning order moves to noon while every noon order moves to the morning: each
     # request locks both slots' rows, half of them in the opposite direction.
@@ -122,7 +75,7 @@ def test_crossing_reassignments_between_two_slots_finish_without_deadlock(parall
     for n in range(15):
         calls += [move(f"M-{n}", noon), move(f"N-{n}", morning)]
 
-    results = _all_at_once(calls)
+    results = all_at_once(calls)
 
     assert [status for status, _ in results] == [200] * 30, results
     assert SlotDay.objects.get(template=morning, date=day).booked == 15
@@ -138,19 +91,18 @@ def test_crossing_reassignments_between_two_slots_finish_without_deadlock(parall
 
 def test_concurrent_cancels_and_bookings_never_exceed_capacity(parallel_server, setting):
     _, key, zone, day = setting
-    template = make_template(zone, day_of_week=day_of_week(day), start="16:00", capacity=10)
+    template = builders.slot_template(
+        zone, day_of_week=day_of_week(day), start="16:00", capacity=10
+    )
     base = f"{parallel_server}{ORDERS}"
     for n in range(10):
-        assert (
-            _request(base, key, "POST", erp_body(template, day, externalRef=f"OLD-{n}"))[0] == 201
-        )
+        assert booking(base, key, template, day, f"OLD-{n}")()[0] == 201
 
-    calls = [(lambda n=n: _request(f"{base}/OLD-{n}/cancel", key, "POST", {})) for n in range(5)]
-    calls += [
-        (lambda n=n: _request(base, key, "POST", erp_body(template, day, externalRef=f"NEW-{n}")))
-        for n in range(15)
+    calls = [
+        (lambda n=n: json_request(f"{base}/OLD-{n}/cancel", key, "POST", {})) for n in range(5)
     ]
-    results = _all_at_once(calls)
+    calls += [booking(base, key, template, day, f"NEW-{n}") for n in range(15)]
+    results = all_at_once(calls)
 
     assert [status for status, _ in results[:5]] == [200] * 5
     created = sum(1 for status, _ in results[5:] if status == 201)

@@ -11,56 +11,22 @@ from django.test.utils import CaptureQueriesContext
 from integrations.models import Order, OrderStatus, OrderStatusEvent
 from slots import services as slot_services
 from slots.models import SlotBooking, SlotDay, SlotPolicy
-from tests.conftest import assert_error, key_client, make_api_key, make_organization
-from tests.integrations.helpers import create_order, partner_client
-from tests.slots.helpers import (
-    ALEX,
-    ALEX_GEODATA,
-    HAMBURG,
-    MITTE,
-    MONDAY,
-    SUNDAY,
-    book,
-    erp_body,
-    erp_client,
-    events_named,
-    make_template,
-    make_zone,
-    order_deliver,
-    order_fail,
-)
+from tests import builders
+from tests.conftest import assert_error
 from webhooks.events import hour_bucket_event_id
 from zones import services as zone_services
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
 ORDERS = "/api/integrations/erp/orders"
-#: Tuesday 1 January 2030, 09:00 UTC
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture(autouse=True)
-def _frozen_now():
-    with time_machine.travel(NOW, tick=False):
-        yield
-
-
-@pytest.fixture
-def zone(organization):
-    return make_zone(organization)
-
-
-@pytest.fixture
-def template(zone):
-    return make_template(zone, day_of_week=0, start="08:00", capacity=3)
 
 
 @pytest.fixture
 def client(organization):
-    return erp_client(organization)
+    return builders.erp_client(organization)
 
 
-def booked(template, day=SUNDAY) -> int:
+def booked(template, day=builders.SUNDAY) -> int:
     counter = SlotDay.objects.filter(template=template, date=day).first()
     return counter.booked if counter else 0
 
@@ -69,7 +35,7 @@ def booked(template, day=SUNDAY) -> int:
 
 
 def test_create_books_the_slot_and_answers_the_erp_order(client, zone, template):
-    response = book(client, template, SUNDAY)
+    response = builders.book(client, template, builders.SUNDAY)
 
     assert response.status_code == 201, response.content
     body = response.json()
@@ -88,7 +54,7 @@ def test_create_books_the_slot_and_answers_the_erp_order(client, zone, template)
     }
     assert (order.family, order.platform, order.status) == ("erp", "erp", "pending")
     assert order.delivery_window_start == datetime(2030, 1, 6, 7, 0, tzinfo=UTC)
-    assert (order.dropoff_lat, order.dropoff_lng) == MITTE
+    assert (order.dropoff_lat, order.dropoff_lng) == builders.MITTE
     assert order.recipient_phone == "+491701234567"
     assert booked(template) == 1
     # The history starts with the creation.
@@ -96,13 +62,13 @@ def test_create_books_the_slot_and_answers_the_erp_order(client, zone, template)
 
 
 def test_create_emits_erp_slot_booked(organization, client, zone, template):
-    book(client, template, SUNDAY, ref="SO-1")
-    response = book(client, template, SUNDAY, ref="SO-2")
+    builders.book(client, template, builders.SUNDAY, ref="SO-1")
+    response = builders.book(client, template, builders.SUNDAY, ref="SO-2")
     order_id = response.json()["id"]
 
     event = next(
         e
-        for e in events_named("erp.slot.booked", organization)
+        for e in builders.events_named("erp.slot.booked", organization)
         if e.payload["order_id"] == order_id
     )
     assert event.event_id == f"erp.slot.booked:{order_id}"
@@ -120,7 +86,7 @@ def test_create_emits_erp_slot_booked(organization, client, zone, template):
 
 
 def test_a_future_dated_order_is_held_until_its_delivery_day(client, template):
-    book(client, template, SUNDAY)
+    builders.book(client, template, builders.SUNDAY)
     order = Order.objects.get()
     assert order.held_until == datetime(2030, 1, 5, 23, 0, tzinfo=UTC)  # 00:00 Berlin time
 
@@ -129,7 +95,9 @@ def test_pickup_defaults_to_the_policy_default_pickup_address(organization, clie
     slot_services.slot_policy_update(
         organization=organization, default_pickup_address="Depot, Storkower Str. 1"
     )
-    body = erp_body(template, SUNDAY, pickupAddress=..., pickupLat=..., pickupLng=...)
+    body = builders.erp_order(
+        template, builders.SUNDAY, pickupAddress=..., pickupLat=..., pickupLng=...
+    )
     response = client.post(ORDERS, body, format="json")
     assert response.status_code == 201, response.content
     order = Order.objects.get()
@@ -141,7 +109,9 @@ def test_pickup_defaults_to_the_policy_default_pickup_address(organization, clie
 
 
 def test_without_a_policy_the_pickup_is_empty_and_a_policy_is_made(organization, client, template):
-    body = erp_body(template, SUNDAY, pickupAddress=..., pickupLat=..., pickupLng=...)
+    body = builders.erp_order(
+        template, builders.SUNDAY, pickupAddress=..., pickupLat=..., pickupLng=...
+    )
     response = client.post(ORDERS, body, format="json")
 
     assert response.status_code == 201, response.content
@@ -154,8 +124,13 @@ def test_booking_takes_one_statement_on_the_counter_and_one_unsorted_read_of_the
 ):
     slot_services.slot_policy_update(organization=organization, default_pickup_address="Depot")
     for n in range(1, 4):
-        body = erp_body(
-            template, SUNDAY, externalRef=f"SO-{n}", pickupAddress=..., pickupLat=..., pickupLng=...
+        body = builders.erp_order(
+            template,
+            builders.SUNDAY,
+            externalRef=f"SO-{n}",
+            pickupAddress=...,
+            pickupLat=...,
+            pickupLng=...,
         )
         with CaptureQueriesContext(connection) as queries:
             assert client.post(ORDERS, body, format="json").status_code == 201
@@ -167,13 +142,15 @@ def test_booking_takes_one_statement_on_the_counter_and_one_unsorted_read_of_the
         assert len(template_queries) == 1
         assert "ORDER BY" not in template_queries[0]
         assert booked(template) == n
-    assert_error(book(client, template, SUNDAY, ref="SO-4"), 400, "Delivery slot is full")
+    assert_error(
+        builders.book(client, template, builders.SUNDAY, ref="SO-4"), 400, "Delivery slot is full"
+    )
     assert booked(template) == 3
 
 
 def test_given_pickup_wins_over_the_default(organization, client, template):
     slot_services.slot_policy_update(organization=organization, default_pickup_address="Depot")
-    book(client, template, SUNDAY)
+    builders.book(client, template, builders.SUNDAY)
     assert Order.objects.get().pickup_address == "Warehouse, Storkower Str. 1, Berlin"
 
 
@@ -224,7 +201,9 @@ def test_required_fields_are_named(client):
     ],
 )
 def test_field_rules(client, template, overrides, message):
-    response = client.post(ORDERS, erp_body(template, SUNDAY, **overrides), format="json")
+    response = client.post(
+        ORDERS, builders.erp_order(template, builders.SUNDAY, **overrides), format="json"
+    )
     assert_error(response, 400, [message])
     assert not Order.objects.exists()
 
@@ -235,24 +214,23 @@ def test_field_rules(client, template, overrides, message):
 
 def _fill(client, template, day):
     for n in range(template.capacity):
-        assert book(client, template, day, ref=f"FILL-{n}").status_code == 201
+        assert builders.book(client, template, day, ref=f"FILL-{n}").status_code == 201
 
 
 def test_unknown_template_comes_first(client, template):
-    response = book(
+    response = builders.book(
         client,
         None,
-        MONDAY,
+        builders.MONDAY,
         deliverySlotTemplateId="5f1c0a8e-0000-4000-8000-000000000000",
-        dropoffLat=HAMBURG[0],
-        dropoffLng=HAMBURG[1],
+        **builders.DROPOFF_OUTSIDE,
     )
     assert_error(response, 404, "Slot not found")
 
 
 @pytest.mark.parametrize("template_id", ["not-a-uuid", "", "../../etc"])
 def test_malformed_template_id_is_404(client, template, template_id):
-    response = book(client, template, SUNDAY, deliverySlotTemplateId=template_id)
+    response = builders.book(client, template, builders.SUNDAY, deliverySlotTemplateId=template_id)
     if template_id == "":
         assert_error(response, 400, ["deliverySlotTemplateId must not be empty"])
     else:
@@ -260,67 +238,84 @@ def test_malformed_template_id_is_404(client, template, template_id):
 
 
 def test_another_organizations_template_is_404(client):
-    foreign = make_template(make_zone(make_organization("Elsewhere")))
-    assert_error(book(client, foreign, SUNDAY), 404, "Slot not found")
+    foreign = builders.slot_template(builders.slot_zone(builders.organization("Elsewhere")))
+    assert_error(builders.book(client, foreign, builders.SUNDAY), 404, "Slot not found")
 
 
 def test_a_deleted_template_is_404(client, template):
     slot_services.slot_template_delete(template=template)
-    assert_error(book(client, template, SUNDAY), 404, "Slot not found")
+    assert_error(builders.book(client, template, builders.SUNDAY), 404, "Slot not found")
 
 
 def test_weekday_mismatch_comes_before_cutoff_zone_and_capacity(client, template):
-    _fill(client, template, SUNDAY)
-    past_monday = MONDAY - timedelta(days=7)
-    response = book(
-        client, template, past_monday, dropoffLat=HAMBURG[0], dropoffLng=HAMBURG[1], ref="X"
+    _fill(client, template, builders.SUNDAY)
+    past_monday = builders.MONDAY - timedelta(days=7)
+    response = builders.book(
+        client,
+        template,
+        past_monday,
+        **builders.DROPOFF_OUTSIDE,
+        ref="X",
     )
     assert_error(response, 400, "Delivery slot date does not match the slot's day of week")
 
 
+def book_outside_the_zone(client, template):
+    return builders.book(client, template, builders.SUNDAY, ref="X", **builders.DROPOFF_OUTSIDE)
+
+
 def test_cutoff_comes_before_zone_and_capacity(client, template):
-    _fill(client, template, SUNDAY)
+    _fill(client, template, builders.SUNDAY)
     with time_machine.travel(datetime(2030, 1, 6, 5, 0, tzinfo=UTC), tick=False):
-        response = book(
-            client, template, SUNDAY, dropoffLat=HAMBURG[0], dropoffLng=HAMBURG[1], ref="X"
-        )
+        response = book_outside_the_zone(client, template)
     assert_error(response, 400, "Booking cutoff has passed for this slot")
 
 
 def test_dropoff_outside_the_zone_comes_before_capacity(client, template):
-    _fill(client, template, SUNDAY)
-    response = book(client, template, SUNDAY, dropoffLat=HAMBURG[0], dropoffLng=HAMBURG[1], ref="X")
+    _fill(client, template, builders.SUNDAY)
+    response = book_outside_the_zone(client, template)
     assert_error(response, 400, "Dropoff location is outside the delivery zone")
 
 
 def test_capacity_comes_last(client, template):
-    _fill(client, template, SUNDAY)
-    response = book(client, template, SUNDAY, ref="X")
+    _fill(client, template, builders.SUNDAY)
+    response = builders.book(client, template, builders.SUNDAY, ref="X")
     assert_error(response, 400, "Delivery slot is full")
     assert Order.objects.count() == 3  # the refused order was not created
     assert booked(template) == 3
 
 
 def test_a_dropoff_in_another_zone_of_the_organization_is_outside(organization, client):
-    alex = make_zone(organization, "Alex", geodata=ALEX_GEODATA)
-    template = make_template(alex)
-    response = book(client, template, SUNDAY, dropoffLat=52.505, dropoffLng=13.38)  # Mitte only
+    alex = builders.slot_zone(organization, "Alex", geodata=builders.ALEX_GEODATA)
+    template = builders.slot_template(alex)
+    response = builders.book(
+        client, template, builders.SUNDAY, dropoffLat=52.505, dropoffLng=13.38
+    )  # Mitte only
     assert_error(response, 400, "Dropoff location is outside the delivery zone")
-    assert book(client, template, SUNDAY, dropoffLat=ALEX[0], dropoffLng=ALEX[1]).status_code == 201
+    assert (
+        builders.book(
+            client,
+            template,
+            builders.SUNDAY,
+            dropoffLat=builders.ALEX[0],
+            dropoffLng=builders.ALEX[1],
+        ).status_code
+        == 201
+    )
 
 
 def test_a_dropoff_on_the_zone_boundary_is_inside(client, template):
-    response = book(client, template, SUNDAY, dropoffLat=52.50, dropoffLng=13.40)
+    response = builders.book(client, template, builders.SUNDAY, dropoffLat=52.50, dropoffLng=13.40)
     assert response.status_code == 201, response.content
 
 
 def test_booking_closes_at_the_cutoff_instant_exactly(client, template):
     cutoff = datetime(2030, 1, 6, 5, 0, tzinfo=UTC)  # 08:00+01:00 minus 120 minutes
     with time_machine.travel(cutoff - timedelta(microseconds=1), tick=False):
-        assert book(client, template, SUNDAY, ref="IN-TIME").status_code == 201
+        assert builders.book(client, template, builders.SUNDAY, ref="IN-TIME").status_code == 201
     with time_machine.travel(cutoff, tick=False):
         assert_error(
-            book(client, template, SUNDAY, ref="TOO-LATE"),
+            builders.book(client, template, builders.SUNDAY, ref="TOO-LATE"),
             400,
             "Booking cutoff has passed for this slot",
         )
@@ -328,38 +323,47 @@ def test_booking_closes_at_the_cutoff_instant_exactly(client, template):
 
 def test_a_slot_of_a_disabled_zone_cannot_be_booked(client, zone, template):
     zone_services.zone_update(zone=zone, enabled=False)
-    assert_error(book(client, template, SUNDAY), 400, "Delivery zone is disabled")
+    assert_error(builders.book(client, template, builders.SUNDAY), 400, "Delivery zone is disabled")
 
 
 def test_duplicate_external_ref_is_409_and_takes_no_capacity(client, template):
-    assert book(client, template, SUNDAY).status_code == 201
-    response = book(client, template, SUNDAY)
+    assert builders.book(client, template, builders.SUNDAY).status_code == 201
+    response = builders.book(client, template, builders.SUNDAY)
     assert_error(response, 409, "Order with externalRef SO-1001 already exists")
     assert booked(template) == 1
 
 
 def test_external_refs_are_per_organization(client, template):
-    other = make_organization("Elsewhere")
-    other_template = make_template(make_zone(other))
-    assert book(client, template, SUNDAY).status_code == 201
-    assert book(erp_client(other), other_template, SUNDAY).status_code == 201
+    other = builders.organization("Elsewhere")
+    other_template = builders.slot_template(builders.slot_zone(other))
+    assert builders.book(client, template, builders.SUNDAY).status_code == 201
+    assert (
+        builders.book(builders.erp_client(other), other_template, builders.SUNDAY).status_code
+        == 201
+    )
 
 
 def test_other_platform_keys_are_refused(organization, template):
     for platform in ("partner_a", "standard"):
-        client = key_client(make_api_key(organization, platform))
-        assert_error(book(client, template, SUNDAY), 403, "API key does not match erp integration")
+        client = builders.key_client(builders.api_key(organization, platform))
+        assert_error(
+            builders.book(client, template, builders.SUNDAY),
+            403,
+            "API key does not match erp integration",
+        )
 
 
 def test_a_missing_key_is_401(api_client, template):
-    assert_error(book(api_client, template, SUNDAY), 401, "Missing X-API-Key header")
+    assert_error(
+        builders.book(api_client, template, builders.SUNDAY), 401, "Missing X-API-Key header"
+    )
 
 
 # ----- read -----
 
 
 def test_read_returns_the_erp_order_with_created_at(client, zone, template):
-    created = book(client, template, SUNDAY, ref="SO/2030#7").json()
+    created = builders.book(client, template, builders.SUNDAY, ref="SO/2030#7").json()
     response = client.get(f"{ORDERS}/SO/2030%237")
     assert response.status_code == 200, response.content
     assert response.json() == created
@@ -367,11 +371,16 @@ def test_read_returns_the_erp_order_with_created_at(client, zone, template):
 
 
 def test_read_unknown_or_foreign_or_partner_orders_is_404(organization, client, template):
-    other = make_organization("Elsewhere")
-    book(erp_client(other), make_template(make_zone(other)), SUNDAY, ref="THEIRS")
-    make_zone(organization, "Partner zone", purpose="dispatch")
-    partner = partner_client(organization)
-    assert create_order(partner, externalRef="PARTNER-1").status_code == 201
+    other = builders.organization("Elsewhere")
+    builders.book(
+        builders.erp_client(other),
+        builders.slot_template(builders.slot_zone(other)),
+        builders.SUNDAY,
+        ref="THEIRS",
+    )
+    builders.slot_zone(organization, "Partner zone", purpose="dispatch")
+    partner = builders.partner_client(organization)
+    assert builders.create_order(partner, externalRef="PARTNER-1").status_code == 201
     for ref in ("NOPE", "THEIRS", "PARTNER-1"):
         assert_error(client.get(f"{ORDERS}/{ref}"), 404, "Order not found")
 
@@ -384,8 +393,8 @@ def slot_path(ref="SO-1001"):
 
 
 def test_reassign_frees_the_old_slot_and_books_the_new_one(organization, client, zone, template):
-    later = make_template(zone, day_of_week=1, start="12:00", capacity=5)
-    order_id = book(client, template, SUNDAY).json()["id"]
+    later = builders.slot_template(zone, day_of_week=1, start="12:00", capacity=5)
+    order_id = builders.book(client, template, builders.SUNDAY).json()["id"]
 
     response = client.put(
         slot_path(),
@@ -401,13 +410,13 @@ def test_reassign_frees_the_old_slot_and_books_the_new_one(organization, client,
         "deliveryWindowStart": "2030-01-07T12:00:00+01:00",
         "deliveryWindowEnd": "2030-01-07T16:00:00+01:00",
     }
-    assert (booked(template), booked(later, MONDAY)) == (0, 1)
+    assert (booked(template), booked(later, builders.MONDAY)) == (0, 1)
     read = client.get(f"{ORDERS}/SO-1001").json()
     assert (read["deliverySlotTemplateId"], read["deliveryWindowStart"]) == (
         str(later.id),
         "2030-01-07T12:00:00+01:00",
     )
-    event = events_named("erp.slots.updated", organization)[-1]
+    event = builders.events_named("erp.slots.updated", organization)[-1]
     assert event.event_id == hour_bucket_event_id("erp.slots.updated", zone.id)
     availability = {
         (a["templateId"], a["date"]): a["booked"] for a in event.payload["availability"]
@@ -417,9 +426,9 @@ def test_reassign_frees_the_old_slot_and_books_the_new_one(organization, client,
 
 
 def test_reassign_to_another_zone_with_new_dropoff(organization, client, template):
-    alex = make_zone(organization, "Alex", geodata=ALEX_GEODATA)
-    alex_slot = make_template(alex, day_of_week=0, start="12:00")
-    book(client, template, SUNDAY, dropoffLat=52.505, dropoffLng=13.38)
+    alex = builders.slot_zone(organization, "Alex", geodata=builders.ALEX_GEODATA)
+    alex_slot = builders.slot_template(alex, day_of_week=0, start="12:00")
+    builders.book(client, template, builders.SUNDAY, dropoffLat=52.505, dropoffLng=13.38)
     body = {"deliverySlotTemplateId": str(alex_slot.id), "deliverySlotDate": "2030-01-06"}
 
     assert_error(
@@ -428,25 +437,27 @@ def test_reassign_to_another_zone_with_new_dropoff(organization, client, templat
         "Dropoff location is outside the delivery zone",
     )
     response = client.put(
-        slot_path(), {**body, "dropoffLat": ALEX[0], "dropoffLng": ALEX[1]}, format="json"
+        slot_path(),
+        {**body, "dropoffLat": builders.ALEX[0], "dropoffLng": builders.ALEX[1]},
+        format="json",
     )
     assert response.status_code == 200, response.content
     order = Order.objects.get()
-    assert (order.zone_id, order.dropoff_lat, order.dropoff_lng) == (alex.id, *ALEX)
+    assert (order.zone_id, order.dropoff_lat, order.dropoff_lng) == (alex.id, *builders.ALEX)
     assert client.get(f"{ORDERS}/SO-1001").json()["assignmentZoneId"] == str(alex.id)
 
 
 def test_reassign_to_the_same_slot_changes_nothing(client, template):
-    book(client, template, SUNDAY)
+    builders.book(client, template, builders.SUNDAY)
     body = {"deliverySlotTemplateId": str(template.id), "deliverySlotDate": "2030-01-06"}
     assert client.put(slot_path(), body, format="json").status_code == 200
     assert booked(template) == 1
 
 
 def test_reassign_to_a_full_slot_keeps_the_old_booking(client, zone, template):
-    small = make_template(zone, day_of_week=0, start="12:00", capacity=1)
-    book(client, small, SUNDAY, ref="FIRST")
-    book(client, template, SUNDAY)
+    small = builders.slot_template(zone, day_of_week=0, start="12:00", capacity=1)
+    builders.book(client, small, builders.SUNDAY, ref="FIRST")
+    builders.book(client, template, builders.SUNDAY)
     body = {"deliverySlotTemplateId": str(small.id), "deliverySlotDate": "2030-01-06"}
 
     assert_error(client.put(slot_path(), body, format="json"), 400, "Delivery slot is full")
@@ -479,8 +490,8 @@ def test_reassign_to_a_full_slot_keeps_the_old_booking(client, zone, template):
             {
                 "deliverySlotTemplateId": "TEMPLATE",
                 "deliverySlotDate": "2030-01-13",
-                "dropoffLat": HAMBURG[0],
-                "dropoffLng": HAMBURG[1],
+                "dropoffLat": builders.HAMBURG[0],
+                "dropoffLng": builders.HAMBURG[1],
             },
             400,
             "Dropoff location is outside the delivery zone",
@@ -498,7 +509,7 @@ def test_reassign_to_a_full_slot_keeps_the_old_booking(client, zone, template):
     ],
 )
 def test_reassign_runs_the_checks_of_creation(client, template, body, status, message):
-    book(client, template, SUNDAY)
+    builders.book(client, template, builders.SUNDAY)
     body = {key: str(template.id) if value == "TEMPLATE" else value for key, value in body.items()}
     assert_error(client.put(slot_path(), body, format="json"), status, message)
     assert booked(template) == 1
@@ -509,9 +520,9 @@ def test_reassign_of_an_unknown_order_is_404(client, template):
     assert_error(client.put(slot_path("NOPE"), body, format="json"), 404, "Order not found")
 
 
-@pytest.mark.parametrize("finish", [order_deliver, order_fail, "cancel"])
+@pytest.mark.parametrize("finish", [builders.order_deliver, builders.order_fail, "cancel"])
 def test_reassign_of_an_order_in_a_terminal_status_is_409(client, template, finish):
-    book(client, template, SUNDAY)
+    builders.book(client, template, builders.SUNDAY)
     order = Order.objects.get()
     if finish == "cancel":
         client.post(f"{ORDERS}/SO-1001/cancel", format="json")
@@ -530,8 +541,8 @@ def test_reassign_of_an_order_in_a_terminal_status_is_409(client, template, fini
 
 
 def test_cancel_frees_the_slot_and_emits_slots_updated(organization, client, zone, template):
-    book(client, template, SUNDAY)
-    before = len(events_named("erp.slots.updated", organization))
+    builders.book(client, template, builders.SUNDAY)
+    before = len(builders.events_named("erp.slots.updated", organization))
 
     response = client.post(
         f"{ORDERS}/SO-1001/cancel", {"reason": "Customer changed mind"}, format="json"
@@ -542,7 +553,7 @@ def test_cancel_frees_the_slot_and_emits_slots_updated(organization, client, zon
     assert response.json()["deliverySlotTemplateId"] == str(template.id)  # the slot it had
     assert booked(template) == 0
     assert SlotBooking.objects.get().released_at is not None
-    events = events_named("erp.slots.updated", organization)
+    events = builders.events_named("erp.slots.updated", organization)
     # Coalesced per hour: the same open event carries the newest availability.
     assert len(events) == before or len(events) == before + 1
     payload = events[-1].payload
@@ -558,13 +569,13 @@ def test_cancel_frees_the_slot_and_emits_slots_updated(organization, client, zon
 
 
 def test_cancel_without_a_body(client, template):
-    book(client, template, SUNDAY)
+    builders.book(client, template, builders.SUNDAY)
     assert client.post(f"{ORDERS}/SO-1001/cancel").status_code == 200
 
 
 def test_cancelling_twice_is_409_and_frees_nothing_more(client, template):
-    book(client, template, SUNDAY, ref="KEEP")
-    book(client, template, SUNDAY)
+    builders.book(client, template, builders.SUNDAY, ref="KEEP")
+    builders.book(client, template, builders.SUNDAY)
     client.post(f"{ORDERS}/SO-1001/cancel", format="json")
     assert_error(
         client.post(f"{ORDERS}/SO-1001/cancel", format="json"),
@@ -576,23 +587,25 @@ def test_cancelling_twice_is_409_and_frees_nothing_more(client, template):
 
 def test_a_cancelled_orders_place_can_be_booked_again(client, template):
     for n in range(3):
-        book(client, template, SUNDAY, ref=f"SO-{n}")
-    assert_error(book(client, template, SUNDAY, ref="SO-9"), 400, "Delivery slot is full")
+        builders.book(client, template, builders.SUNDAY, ref=f"SO-{n}")
+    assert_error(
+        builders.book(client, template, builders.SUNDAY, ref="SO-9"), 400, "Delivery slot is full"
+    )
     client.post(f"{ORDERS}/SO-1/cancel", format="json")
-    assert book(client, template, SUNDAY, ref="SO-9").status_code == 201
+    assert builders.book(client, template, builders.SUNDAY, ref="SO-9").status_code == 201
 
 
 def test_a_failed_order_frees_its_slot(client, template):
-    book(client, template, SUNDAY)
-    order_fail(Order.objects.get())
+    builders.book(client, template, builders.SUNDAY)
+    builders.order_fail(Order.objects.get())
     assert booked(template) == 0
     assert Order.objects.get().status == OrderStatus.FAILED
 
 
 def test_releasing_an_order_without_a_slot_is_a_no_op(organization):
-    make_zone(organization, "Partner zone", purpose="dispatch")
-    client = partner_client(organization)
-    assert create_order(client, externalRef="P-1").status_code == 201
+    builders.slot_zone(organization, "Partner zone", purpose="dispatch")
+    client = builders.partner_client(organization)
+    assert builders.create_order(client, externalRef="P-1").status_code == 201
     order = Order.objects.get()
     slot_services.slot_booking_release(order=order)
     slot_services.slot_booking_release(order=order)

@@ -4,77 +4,47 @@ ERP create with `holdId`. Time is frozen and moved with time-machine."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import time_machine
 
 from integrations.models import Order
 from slots import tasks as slot_tasks
 from slots.models import SlotBooking, SlotDay, SlotHold
-from tests.conftest import assert_error, key_client, make_api_key, make_organization
-from tests.slots.helpers import (
-    HAMBURG,
-    MITTE,
-    MONDAY,
-    SUNDAY,
-    book,
-    erp_client,
-    events_named,
-    make_template,
-    make_zone,
-    standard_client,
-)
+from tests import builders
+from tests.conftest import assert_error
 from zones import services as zone_services
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
 
 HOLDS = "/api/integrations/erp/slot-holds"
 ORDERS = "/api/integrations/erp/orders"
-#: Tuesday 1 January 2030, 09:00 UTC; the Sunday 08:00 Berlin slot closes 05:00 UTC on the 6th
-NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 CUTOFF = datetime(2030, 1, 6, 5, 0, tzinfo=UTC)
-
-
-@pytest.fixture(autouse=True)
-def traveller():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
-
-
-@pytest.fixture
-def zone(organization):
-    return make_zone(organization)
-
-
-@pytest.fixture
-def template(zone):
-    return make_template(zone, day_of_week=0, start="08:00", capacity=3)
 
 
 @pytest.fixture
 def key(organization):
-    return make_api_key(organization, "erp")
+    return builders.api_key(organization, "erp")
 
 
 @pytest.fixture
 def client(key):
-    return key_client(key)
+    return builders.key_client(key)
 
 
-def hold_body(template, day=SUNDAY, **overrides) -> dict:
+def hold_body(template, day=builders.SUNDAY, **overrides) -> dict:
     body = {
         "deliverySlotTemplateId": str(template.id) if template is not None else None,
         "deliverySlotDate": day.isoformat(),
-        "dropoffLat": MITTE[0],
-        "dropoffLng": MITTE[1],
+        "dropoffLat": builders.MITTE[0],
+        "dropoffLng": builders.MITTE[1],
     }
     body.update(overrides)
     return {name: value for name, value in body.items() if value is not ...}
 
 
-def hold(client, template, day=SUNDAY, **overrides):
+def hold(client, template, day=builders.SUNDAY, **overrides):
     return client.post(HOLDS, hold_body(template, day, **overrides), format="json")
 
 
-def held_id(client, template, day=SUNDAY, **overrides) -> str:
+def held_id(client, template, day=builders.SUNDAY, **overrides) -> str:
     response = hold(client, template, day, **overrides)
     assert response.status_code == 201, response.content
     return response.json()["holdId"]
@@ -83,10 +53,10 @@ def held_id(client, template, day=SUNDAY, **overrides) -> str:
 _readers: dict = {}
 
 
-def availability(organization, zone, day=SUNDAY) -> dict:
+def availability(organization, zone, day=builders.SUNDAY) -> dict:
     """The slot's entry in public availability, read with the organization's standard key."""
     reader = _readers.get(organization.id) or _readers.setdefault(
-        organization.id, standard_client(organization)
+        organization.id, builders.standard_client(organization)
     )
     response = reader.get(
         "/api/public/delivery-slots/availability",
@@ -97,7 +67,7 @@ def availability(organization, zone, day=SUNDAY) -> dict:
     return {name: slot[name] for name in ("capacity", "booked", "available", "bookable")}
 
 
-def counter(template, day=SUNDAY) -> SlotDay | None:
+def counter(template, day=builders.SUNDAY) -> SlotDay | None:
     return SlotDay.objects.filter(template=template, date=day).first()
 
 
@@ -166,7 +136,7 @@ def test_a_hold_without_its_fields_names_each_missing_one(client):
 def _same_answer(client, template, day, traveller=None, **overrides):
     """The hold's answer and a create's for the same slot, date and dropoff."""
     held = hold(client, template, day, **overrides)
-    created = book(client, template, day, ref="SAME-1", **overrides)
+    created = builders.book(client, template, day, ref="SAME-1", **overrides)
     return held, created
 
 
@@ -185,25 +155,29 @@ def _same_answer(client, template, day, traveller=None, **overrides):
 def test_a_hold_is_refused_as_a_create_is(
     organization, client, zone, template, traveller, case, status, message
 ):
-    day, overrides, target = SUNDAY, {}, template
+    day, overrides, target = builders.SUNDAY, {}, template
     if case == "unknown template":
-        target = make_template(make_zone(make_organization("Elsewhere")), day_of_week=0)
+        target = builders.slot_template(
+            builders.slot_zone(builders.organization("Elsewhere")), day_of_week=0
+        )
     elif case == "weekday":
-        day = MONDAY
+        day = builders.MONDAY
     elif case == "dropoff outside":
-        overrides = {"dropoffLat": HAMBURG[0], "dropoffLng": HAMBURG[1]}
+        overrides = builders.DROPOFF_OUTSIDE
     elif case == "past date":
-        day = SUNDAY - timedelta(days=7)
+        day = builders.SUNDAY - timedelta(days=7)
     elif case == "after cutoff":
         traveller.move_to(CUTOFF)  # exactly at the cutoff: closed
     elif case == "zone disabled":
         zone_services.zone_update(zone=zone, enabled=False)
     elif case == "full":
         for n in range(3):
-            assert book(client, template, SUNDAY, ref=f"FULL-{n}").status_code == 201
+            assert (
+                builders.book(client, template, builders.SUNDAY, ref=f"FULL-{n}").status_code == 201
+            )
 
     held = hold(client, target, day, **overrides)
-    created = book(client, target, day, ref="SAME-1", **overrides)
+    created = builders.book(client, target, day, ref="SAME-1", **overrides)
 
     assert_error(held, status, message)
     assert_error(created, status, message)
@@ -220,9 +194,9 @@ def test_holds_fill_the_slot_for_holds_bookings_and_moves(organization, client, 
         held_id(client, template)
 
     assert_error(hold(client, template), 400, "Delivery slot is full")
-    assert_error(book(client, template, SUNDAY), 400, "Delivery slot is full")
-    other = make_template(zone, day_of_week=0, start="14:00", capacity=3)
-    assert book(client, other, SUNDAY, ref="MOVER").status_code == 201
+    assert_error(builders.book(client, template, builders.SUNDAY), 400, "Delivery slot is full")
+    other = builders.slot_template(zone, day_of_week=0, start="14:00", capacity=3)
+    assert builders.book(client, other, builders.SUNDAY, ref="MOVER").status_code == 201
     moved = client.put(
         f"{ORDERS}/MOVER/delivery-slot",
         {"deliverySlotTemplateId": str(template.id), "deliverySlotDate": "2030-01-06"},
@@ -238,10 +212,10 @@ def test_holds_fill_the_slot_for_holds_bookings_and_moves(organization, client, 
 
 
 def test_bulk_availability_counts_live_holds_as_taken(organization, client, zone, traveller):
-    template = make_template(zone, day_of_week=0, start="08:00", capacity=2)
+    template = builders.slot_template(zone, day_of_week=0, start="08:00", capacity=2)
     held_id(client, template, ttlSeconds=60)
-    held_id(client, template, day=SUNDAY + timedelta(days=7), ttlSeconds=120)
-    _readers.setdefault(organization.id, standard_client(organization))
+    held_id(client, template, day=builders.SUNDAY + timedelta(days=7), ttlSeconds=120)
+    _readers.setdefault(organization.id, builders.standard_client(organization))
 
     def taken() -> list[tuple[str, int, int]]:
         body = (
@@ -259,7 +233,7 @@ def test_bulk_availability_counts_live_holds_as_taken(organization, client, zone
         ]
 
     assert taken() == [("2030-01-06", 1, 1), ("2030-01-13", 1, 1)]
-    traveller.move_to(NOW + timedelta(seconds=90))
+    traveller.move_to(builders.NOW + timedelta(seconds=90))
     assert taken() == [("2030-01-06", 0, 2), ("2030-01-13", 1, 1)]
 
 
@@ -269,19 +243,21 @@ def test_bulk_availability_counts_live_holds_as_taken(organization, client, zone
 def test_a_create_with_hold_id_books_the_held_place_without_taking_another(
     organization, client, zone
 ):
-    template = make_template(zone, day_of_week=0, start="08:00", capacity=1)
+    template = builders.slot_template(zone, day_of_week=0, start="08:00", capacity=1)
     hold_id = held_id(client, template)
     # The slot is full for everyone else ...
-    assert_error(book(client, template, SUNDAY, ref="OTHER"), 400, "Delivery slot is full")
+    assert_error(
+        builders.book(client, template, builders.SUNDAY, ref="OTHER"), 400, "Delivery slot is full"
+    )
 
     # ... and the hold's own booking takes its place.
-    response = book(client, template, SUNDAY, ref="SO-HELD", holdId=hold_id)
+    response = builders.book(client, template, builders.SUNDAY, ref="SO-HELD", holdId=hold_id)
 
     assert response.status_code == 201, response.content
     assert response.json()["deliveryWindowStart"] == "2030-01-06T08:00:00+01:00"
     assert counter(template).booked == 1
     assert SlotBooking.objects.get().order.external_ref == "SO-HELD"
-    assert SlotHold.objects.get().used_at == NOW
+    assert SlotHold.objects.get().used_at == builders.NOW
     assert availability(organization, zone) == {
         "capacity": 1,
         "booked": 1,
@@ -292,9 +268,12 @@ def test_a_create_with_hold_id_books_the_held_place_without_taking_another(
 
 def test_a_hold_books_once(client, template):
     hold_id = held_id(client, template)
-    assert book(client, template, SUNDAY, ref="SO-1", holdId=hold_id).status_code == 201
+    assert (
+        builders.book(client, template, builders.SUNDAY, ref="SO-1", holdId=hold_id).status_code
+        == 201
+    )
 
-    again = book(client, template, SUNDAY, ref="SO-2", holdId=hold_id)
+    again = builders.book(client, template, builders.SUNDAY, ref="SO-2", holdId=hold_id)
 
     assert_error(again, 409, "Slot hold has already been used")
     assert counter(template).booked == 1
@@ -302,16 +281,16 @@ def test_a_hold_books_once(client, template):
 
 
 def test_a_hold_for_another_slot_or_date_is_a_400(client, zone, template):
-    other = make_template(zone, day_of_week=0, start="14:00")
+    other = builders.slot_template(zone, day_of_week=0, start="14:00")
     hold_id = held_id(client, template)
 
     assert_error(
-        book(client, other, SUNDAY, holdId=hold_id),
+        builders.book(client, other, builders.SUNDAY, holdId=hold_id),
         400,
         "Slot hold is for another delivery slot or date",
     )
     assert_error(
-        book(client, template, SUNDAY + timedelta(days=7), holdId=hold_id),
+        builders.book(client, template, builders.SUNDAY + timedelta(days=7), holdId=hold_id),
         400,
         "Slot hold is for another delivery slot or date",
     )
@@ -320,12 +299,14 @@ def test_a_hold_for_another_slot_or_date_is_a_400(client, zone, template):
 
 def test_holds_of_one_key_are_invisible_to_others(client, template):
     hold_id = held_id(client, template)
-    stranger = erp_client(make_organization("Rival Retail"))
-    their_zone = make_zone(stranger_organization := make_organization("Third Shop"))
-    theirs = make_template(their_zone, day_of_week=0)
-    third = erp_client(stranger_organization)
+    stranger = builders.erp_client(builders.organization("Rival Retail"))
+    their_zone = builders.slot_zone(stranger_organization := builders.organization("Third Shop"))
+    theirs = builders.slot_template(their_zone, day_of_week=0)
+    third = builders.erp_client(stranger_organization)
 
-    assert_error(book(third, theirs, SUNDAY, holdId=hold_id), 404, "Slot hold not found")
+    assert_error(
+        builders.book(third, theirs, builders.SUNDAY, holdId=hold_id), 404, "Slot hold not found"
+    )
     assert_error(stranger.delete(f"{HOLDS}/{hold_id}"), 404, "Slot hold not found")
     assert SlotHold.objects.filter(pk=hold_id, used_at=None).exists()
     assert Order.objects.count() == 0
@@ -333,7 +314,9 @@ def test_holds_of_one_key_are_invisible_to_others(client, template):
 
 @pytest.mark.parametrize("hold_id", ["not-a-uuid", "00000000-0000-0000-0000-000000000000"])
 def test_an_unknown_hold_is_a_404(client, template, hold_id):
-    assert_error(book(client, template, SUNDAY, holdId=hold_id), 404, "Slot hold not found")
+    assert_error(
+        builders.book(client, template, builders.SUNDAY, holdId=hold_id), 404, "Slot hold not found"
+    )
     assert_error(client.delete(f"{HOLDS}/{hold_id}"), 404, "Slot hold not found")
 
 
@@ -342,13 +325,17 @@ def test_a_hold_keeps_its_promise_past_the_cutoff(client, template, traveller):
     hold_id = held_id(client, template, ttlSeconds=900)
     traveller.move_to(CUTOFF + timedelta(minutes=5))  # the customer paid after the cutoff
 
-    assert book(client, template, SUNDAY, holdId=hold_id).status_code == 201
+    assert builders.book(client, template, builders.SUNDAY, holdId=hold_id).status_code == 201
 
 
 def test_a_hold_booking_still_checks_the_dropoff(client, template):
     hold_id = held_id(client, template)
-    response = book(
-        client, template, SUNDAY, holdId=hold_id, dropoffLat=HAMBURG[0], dropoffLng=HAMBURG[1]
+    response = builders.book(
+        client,
+        template,
+        builders.SUNDAY,
+        holdId=hold_id,
+        **builders.DROPOFF_OUTSIDE,
     )
     assert_error(response, 400, "Dropoff location is outside the delivery zone")
 
@@ -359,24 +346,30 @@ def test_a_hold_booking_still_checks_the_dropoff(client, template):
 def test_an_expired_hold_counts_for_nothing_without_any_sweep(
     organization, client, zone, traveller
 ):
-    template = make_template(zone, day_of_week=0, start="08:00", capacity=1)
+    template = builders.slot_template(zone, day_of_week=0, start="08:00", capacity=1)
     hold_id = held_id(client, template, ttlSeconds=60)
 
-    traveller.move_to(NOW + timedelta(seconds=59))
+    traveller.move_to(builders.NOW + timedelta(seconds=59))
     assert availability(organization, zone)["available"] == 0
-    assert_error(book(client, template, SUNDAY, ref="EARLY"), 400, "Delivery slot is full")
+    assert_error(
+        builders.book(client, template, builders.SUNDAY, ref="EARLY"), 400, "Delivery slot is full"
+    )
 
-    traveller.move_to(NOW + timedelta(seconds=60))  # expiresAt itself: expired
+    traveller.move_to(builders.NOW + timedelta(seconds=60))  # expiresAt itself: expired
     assert availability(organization, zone)["available"] == 1
-    assert_error(book(client, template, SUNDAY, holdId=hold_id), 409, "Slot hold has expired")
-    assert book(client, template, SUNDAY, ref="LATE").status_code == 201
+    assert_error(
+        builders.book(client, template, builders.SUNDAY, holdId=hold_id),
+        409,
+        "Slot hold has expired",
+    )
+    assert builders.book(client, template, builders.SUNDAY, ref="LATE").status_code == 201
     assert SlotHold.objects.filter(pk=hold_id).exists()  # not swept, and yet free
 
 
 def test_a_new_hold_takes_the_place_of_an_expired_one(client, zone, traveller):
-    template = make_template(zone, day_of_week=0, start="08:00", capacity=1)
+    template = builders.slot_template(zone, day_of_week=0, start="08:00", capacity=1)
     held_id(client, template, ttlSeconds=60)
-    traveller.move_to(NOW + timedelta(minutes=2))
+    traveller.move_to(builders.NOW + timedelta(minutes=2))
 
     assert hold(client, template).status_code == 201
     assert_error(hold(client, template), 400, "Delivery slot is full")
@@ -389,10 +382,10 @@ def test_the_sweep_deletes_expired_holds_and_is_safe_to_run_twice(
 ):
     expired = held_id(client, template, ttlSeconds=60)
     used = held_id(client, template, ttlSeconds=60)
-    assert book(client, template, SUNDAY, holdId=used).status_code == 201
+    assert builders.book(client, template, builders.SUNDAY, holdId=used).status_code == 201
     live = held_id(client, template, ttlSeconds=600)
-    traveller.move_to(NOW + timedelta(minutes=5))
-    updates = len(events_named("erp.slots.updated", organization))
+    traveller.move_to(builders.NOW + timedelta(minutes=5))
+    updates = len(builders.events_named("erp.slots.updated", organization))
 
     assert slot_tasks.delete_expired_holds() == 2
     assert slot_tasks.delete_expired_holds() == 0
@@ -401,34 +394,36 @@ def test_the_sweep_deletes_expired_holds_and_is_safe_to_run_twice(
     assert not SlotHold.objects.filter(pk__in=[expired, used]).exists()
     assert availability(organization, zone)["booked"] == 2  # the order and the live hold
     # The places given back are reported (coalesced into the hour's erp.slots.updated).
-    assert len(events_named("erp.slots.updated", organization)) >= updates
+    assert len(builders.events_named("erp.slots.updated", organization)) >= updates
 
 
 # ----- release -----
 
 
 def test_delete_gives_the_place_back(organization, client, zone):
-    template = make_template(zone, day_of_week=0, start="08:00", capacity=1)
+    template = builders.slot_template(zone, day_of_week=0, start="08:00", capacity=1)
     hold_id = held_id(client, template)
 
     response = client.delete(f"{HOLDS}/{hold_id}")
 
     assert response.status_code == 204
     assert availability(organization, zone)["available"] == 1
-    assert book(client, template, SUNDAY).status_code == 201
+    assert builders.book(client, template, builders.SUNDAY).status_code == 201
     assert_error(client.delete(f"{HOLDS}/{hold_id}"), 404, "Slot hold not found")
 
 
 def test_a_booked_hold_cannot_be_released(client, template):
     hold_id = held_id(client, template)
-    assert book(client, template, SUNDAY, holdId=hold_id).status_code == 201
+    assert builders.book(client, template, builders.SUNDAY, holdId=hold_id).status_code == 201
 
     assert_error(client.delete(f"{HOLDS}/{hold_id}"), 409, "Slot hold has already been used")
     assert counter(template).booked == 1
 
 
 def test_only_erp_keys_hold_slots(organization, template):
-    response = standard_client(organization).post(HOLDS, hold_body(template), format="json")
+    response = builders.standard_client(organization).post(
+        HOLDS, hold_body(template), format="json"
+    )
     assert response.status_code == 403
 
 
@@ -437,9 +432,9 @@ def test_only_erp_keys_hold_slots(organization, template):
 
 def test_erp_slot_booked_counts_held_places(organization, client, zone, template):
     held_id(client, template)
-    response = book(client, template, SUNDAY, ref="SO-1")
+    response = builders.book(client, template, builders.SUNDAY, ref="SO-1")
 
-    event = events_named("erp.slot.booked", organization)[-1]
+    event = builders.events_named("erp.slot.booked", organization)[-1]
     assert event.payload["order_id"] == response.json()["id"]
     assert (event.payload["booked"], event.payload["capacity"], event.payload["available"]) == (
         2,
@@ -451,9 +446,9 @@ def test_erp_slot_booked_counts_held_places(organization, client, zone, template
 def test_booking_a_hold_reports_the_slot_as_availability_does(organization, client, template):
     first = held_id(client, template)
     held_id(client, template)
-    book(client, template, SUNDAY, ref="SO-1", holdId=first)
+    builders.book(client, template, builders.SUNDAY, ref="SO-1", holdId=first)
 
-    event = events_named("erp.slot.booked", organization)[-1]
+    event = builders.events_named("erp.slot.booked", organization)[-1]
     assert (event.payload["booked"], event.payload["available"]) == (2, 1)
 
 
@@ -461,7 +456,7 @@ def test_erp_slots_updated_counts_held_places(organization, client, zone, templa
     held_id(client, template)
     held_id(client, template)
 
-    event = events_named("erp.slots.updated", organization)[-1]
+    event = builders.events_named("erp.slots.updated", organization)[-1]
     entry = next(
         item
         for item in event.payload["availability"]
@@ -470,7 +465,7 @@ def test_erp_slots_updated_counts_held_places(organization, client, zone, templa
     assert (entry["booked"], entry["available"]) == (2, 1)
 
     client.delete(f"{HOLDS}/{SlotHold.objects.first().id}")
-    event = events_named("erp.slots.updated", organization)[-1]
+    event = builders.events_named("erp.slots.updated", organization)[-1]
     entry = next(
         item
         for item in event.payload["availability"]

@@ -2,63 +2,36 @@
 served by a live server, a thread and a database connection per request, all released together.
 Holds take places on the same row lock as bookings, so capacity holds for both."""
 
-import json
-import urllib.error
-import urllib.request
-from datetime import timedelta
-
 import pytest
 from django.utils import timezone
 
 from integrations.models import Order
 from slots.models import SlotBooking, SlotDay, SlotHold
 from slots.occurrences import day_of_week
-from tests.conftest import make_api_key, make_organization
-from tests.integrations.erp.test_concurrency import _all_at_once
-from tests.integrations.erp.test_concurrency import _request as _json_request
-from tests.slots.helpers import MITTE, erp_body, make_template, make_zone
+from tests import builders
+from tests.integrations.erp.parallel import ORDERS, all_at_once, booking, erp_tenant, json_request
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(
+    transaction=True
+)  # no rate limits: tests/integrations/conftest.py
 
-ORDERS = "/api/integrations/erp/orders"
 HOLDS = "/api/integrations/erp/slot-holds"
-
-
-@pytest.fixture(autouse=True)
-def _no_rate_limits(settings):
-    settings.RATELIMIT_ENABLE = False
 
 
 @pytest.fixture
 def slot():
     """An ERP key and a slot of capacity 5 a week ahead."""
-    organization = make_organization("Parallel Holds")
-    key = make_api_key(organization, "erp").value
-    zone = make_zone(organization)
-    day = timezone.now().date() + timedelta(days=7)
-    template = make_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
+    organization, key, zone, day = erp_tenant("Parallel Holds")
+    template = builders.slot_template(zone, day_of_week=day_of_week(day), start="10:00", capacity=5)
     return organization, key, zone, template, day
-
-
-def _request(url: str, key: str, method: str, body: dict | None = None) -> tuple[int, dict]:
-    """As the booking race's, with the empty body of a 204 read as {}."""
-    if method == "DELETE":
-        request = urllib.request.Request(url, method=method)  # noqa: S310 - http only
-        request.add_header("X-API-Key", key)
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
-                return response.status, {}
-        except urllib.error.HTTPError as exc:
-            return exc.code, json.loads(exc.read())
-    return _json_request(url, key, method, body)
 
 
 def _hold_body(template, day) -> dict:
     return {
         "deliverySlotTemplateId": str(template.id),
         "deliverySlotDate": day.isoformat(),
-        "dropoffLat": MITTE[0],
-        "dropoffLng": MITTE[1],
+        "dropoffLat": builders.MITTE[0],
+        "dropoffLng": builders.MITTE[1],
     }
 
 
@@ -77,14 +50,10 @@ def test_40_concurrent_holders_and_bookers_take_at_most_5_places(parallel_server
     holds_url, orders_url = f"{parallel_server}{HOLDS}", f"{parallel_server}{ORDERS}"
     calls = []
     for n in range(20):
-        calls.append(lambda: _request(holds_url, key, "POST", _hold_body(template, day)))
-        calls.append(
-            lambda n=n: _request(
-                orders_url, key, "POST", erp_body(template, day, externalRef=f"B-{n}")
-            )
-        )
+        calls.append(lambda: json_request(holds_url, key, "POST", _hold_body(template, day)))
+        calls.append(booking(orders_url, key, template, day, f"B-{n}"))
 
-    results = _all_at_once(calls)
+    results = all_at_once(calls)
 
     won = [body for status, body in results if status == 201]
     assert len(won) == 5, results
@@ -96,7 +65,7 @@ def test_40_concurrent_holders_and_bookers_take_at_most_5_places(parallel_server
     assert bookings == Order.objects.filter(organization=organization).count()
     counter = SlotDay.objects.get(template=template, date=day)
     assert counter.booked == bookings
-    availability = _request(
+    availability = json_request(
         f"{parallel_server}/api/public/delivery-slots/availability"
         f"?zoneId={zone.id}&date={day.isoformat()}",
         key,
@@ -112,25 +81,18 @@ def test_40_concurrent_holders_and_bookers_take_at_most_5_places(parallel_server
     hold_ids = [body["holdId"] for body in won if "holdId" in body]
     calls = [
         (
-            lambda n=n, hold_id=hold_id: _request(
+            lambda n=n, hold_id=hold_id: json_request(
                 orders_url,
                 key,
                 "POST",
-                erp_body(template, day, externalRef=f"H-{n}", holdId=hold_id),
+                builders.erp_order(template, day, externalRef=f"H-{n}", holdId=hold_id),
             )
         )
         for n, hold_id in enumerate(hold_ids)
     ]
-    calls += [
-        (
-            lambda n=n: _request(
-                orders_url, key, "POST", erp_body(template, day, externalRef=f"LATE-{n}")
-            )
-        )
-        for n in range(20)
-    ]
+    calls += [booking(orders_url, key, template, day, f"LATE-{n}") for n in range(20)]
 
-    results = _all_at_once(calls)
+    results = all_at_once(calls)
 
     assert [status for status, _ in results[: len(hold_ids)]] == [201] * len(hold_ids), results
     assert {status for status, _ in results[len(hold_ids) :]} == {400}
@@ -141,23 +103,16 @@ def test_40_concurrent_holders_and_bookers_take_at_most_5_places(parallel_server
 def test_releases_racing_holders_and_bookers_never_exceed_capacity(parallel_server, slot):
     _, key, _, template, day = slot
     holds_url, orders_url = f"{parallel_server}{HOLDS}", f"{parallel_server}{ORDERS}"
-    held = [_request(holds_url, key, "POST", _hold_body(template, day)) for _ in range(5)]
+    held = [json_request(holds_url, key, "POST", _hold_body(template, day)) for _ in range(5)]
     assert [status for status, _ in held] == [201] * 5
 
     calls = [
-        (lambda hold_id=body["holdId"]: _request(f"{holds_url}/{hold_id}", key, "DELETE"))
+        (lambda hold_id=body["holdId"]: json_request(f"{holds_url}/{hold_id}", key, "DELETE"))
         for _, body in held[:3]
     ]
-    calls += [(lambda: _request(holds_url, key, "POST", _hold_body(template, day)))] * 10
-    calls += [
-        (
-            lambda n=n: _request(
-                orders_url, key, "POST", erp_body(template, day, externalRef=f"R-{n}")
-            )
-        )
-        for n in range(10)
-    ]
-    results = _all_at_once(calls)
+    calls += [(lambda: json_request(holds_url, key, "POST", _hold_body(template, day)))] * 10
+    calls += [booking(orders_url, key, template, day, f"R-{n}") for n in range(10)]
+    results = all_at_once(calls)
 
     assert [status for status, _ in results[:3]] == [204] * 3
     won = sum(1 for status, _ in results[3:] if status == 201)
