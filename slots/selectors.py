@@ -20,7 +20,7 @@ from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from delivery.fields import parse_uuid
-from delivery.queries import unique_row
+from delivery.queries import CompiledQuery, Param
 from slots.errors import NoSlotZoneForPoint, SlotNotFound
 from slots.models import SlotBooking, SlotDay, SlotTemplate, vehicle_capacity_total
 from slots.occurrences import (
@@ -51,6 +51,19 @@ def slot_template_list(
     return templates.order_by("zone__name", "zone_id", "day_of_week", "start_time", "id")
 
 
+def _live_template(*related: str):
+    return (
+        SlotTemplate.objects.select_related(*related)
+        .filter(organization_id=Param("organization_id"), pk=Param("pk"), deleted_at=None)
+        .order_by()[:1]
+    )
+
+
+# Read on every booking: compiled once (delivery/queries.py).
+_TEMPLATE = CompiledQuery(lambda: _live_template("zone"))
+_TEMPLATE_WITH_POLICY = CompiledQuery(lambda: _live_template("zone", "organization__slot_policy"))
+
+
 def slot_template_get(
     *, organization_id: UUID | str, template_id: UUID | str, with_policy: bool = False
 ) -> SlotTemplate:
@@ -60,16 +73,8 @@ def slot_template_get(
     `with_policy` reads the organization's slot policy in the same query, as
     `template.organization.slot_policy` (raising SlotPolicy.DoesNotExist when it has none)."""
     parsed = parse_uuid(template_id)
-    related = ("zone", "organization__slot_policy") if with_policy else ("zone",)
-    template = (
-        unique_row(
-            SlotTemplate.objects.select_related(*related).filter(
-                organization_id=organization_id, pk=parsed, deleted_at=None
-            )
-        )
-        if parsed
-        else None
-    )
+    lookup = _TEMPLATE_WITH_POLICY if with_policy else _TEMPLATE
+    template = lookup.first(organization_id=organization_id, pk=parsed) if parsed else None
     if template is None:
         raise SlotNotFound()
     return template
