@@ -27,6 +27,7 @@ from shapely.geometry import Point
 from delivery import metrics
 from delivery.errors import BadRequest, ValidationFailed
 from delivery.fields import parse_uuid
+from delivery.queries import CompiledInsert, rows_insert
 from slots import counters, selectors
 from slots.errors import (
     DropoffOutsideZone,
@@ -488,19 +489,23 @@ class SlotBooked:
         return max(0, self.capacity - self.booked)
 
 
+_BOOKING_INSERT = CompiledInsert(SlotBooking)
+
+
 def slot_book(*, order: Model, template: SlotTemplate, day: date) -> SlotBooked:
     """Books `template` on `day` for a new `order` (capacity rules 1-5), in the caller's
     transaction, and emits `erp.slot.booked`. 400 `Delivery slot is full` at capacity (the
     caller's transaction is then rolled back, order included)."""
     # No savepoint of its own: a refusal rolls the caller's transaction back, order included.
     with transaction.atomic(savepoint=False):
-        booking = SlotBooking.objects.create(
+        booking = SlotBooking(
             organization_id=order.organization_id,
             order=order,
             template=template,
             date=day,
             booked_at=timezone.now(),
         )
+        rows_insert((_BOOKING_INSERT, booking))  # compiled once (delivery/queries.py)
         # Everything above runs before the lock; the lock is held for the rest of the
         # transaction only: the UPDATE, the event and the commit.
         capacity = template.capacity
