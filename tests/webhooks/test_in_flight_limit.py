@@ -80,6 +80,7 @@ def test_an_ending_attempt_hands_its_slot_to_the_oldest_parked_delivery(
     organization, receiver, settings, django_capture_on_commit_callbacks
 ):
     settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1
+    settings.WEBHOOK_BATCH_SIZE = 1  # a claim of one delivery at a time: the hand-over takes one
     make_api_key(organization, "partner_a", webhook_url=receiver.url)
     with time_machine.travel(T0, tick=False) as clock:
         first = emit(organization, "A")
@@ -100,6 +101,51 @@ def test_an_ending_attempt_hands_its_slot_to_the_oldest_parked_delivery(
     with time_machine.travel(T0 + timedelta(seconds=3), tick=False):
         assert sending.delivery_attempt(delivery_id=second.id) is True
     assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["A", "B"]
+
+
+def test_a_claim_hands_its_slot_to_a_batch_of_parked_deliveries_sent_in_order(
+    organization, receiver, settings, django_capture_on_commit_callbacks
+):
+    """A claim sends its batch one attempt at a time: it holds one slot however many it took,
+    and the freed slot goes to the destination's oldest parked deliveries, as one message."""
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1
+    settings.WEBHOOK_BATCH_SIZE = 2
+    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    with time_machine.travel(T0, tick=False) as clock:
+        deliveries = []
+        for n, ref in enumerate("ABCDE"):
+            clock.move_to(T0 + timedelta(seconds=n))
+            deliveries.append(emit(organization, ref))
+        a, b, c, d, e = deliveries
+        Delivery.objects.filter(pk__in=[c.pk, d.pk, e.pk]).update(queued_at=None)  # parked
+
+        with django_capture_on_commit_callbacks() as queued:
+            assert sending.deliveries_send([a.id, b.id]) == 2
+        assert len(queued) == 1  # the hand-over: one message for C and D
+        queued_at = dict(Delivery.objects.values_list("pk", "queued_at"))
+        assert queued_at[c.pk] == queued_at[d.pk] == T0 + timedelta(seconds=4)
+        assert queued_at[e.pk] is None
+
+        assert sending.deliveries_send([d.id, c.id, e.id]) == 2  # E waits: at most 2 per claim
+    assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["A", "B", "D", "C"]
+    assert Delivery.objects.get(pk=e.pk).queued_at is None  # parked again, for the next hand-over
+    states = dict(Delivery.objects.values_list("pk", "status"))
+    assert [states[x.pk] for x in deliveries] == ["delivered"] * 4 + ["pending"]
+
+
+def test_a_claim_counts_once_against_the_limit(organization, receiver, limit_two):
+    """Two live claims (whatever their size) fill a limit of two; a third claim waits."""
+    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    with time_machine.travel(T0, tick=False):
+        a, b, c, d, e = (emit(organization, ref) for ref in "ABCDE")
+        token = uuid.uuid4()
+        Delivery.objects.filter(pk__in=[a.pk, b.pk]).update(
+            claim_token=token, claimed_until=T0 + queueing.claim_lease()
+        )
+        assert sending.delivery_attempt(delivery_id=c.id) is True  # one claim live: room
+        on_the_wire(d, T0)
+        assert sending.delivery_attempt(delivery_id=e.id) is False  # two claims live
+    assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["C"]
 
 
 def test_sweep_leaves_a_busy_destination_to_its_hand_overs(
