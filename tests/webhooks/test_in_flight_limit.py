@@ -126,9 +126,12 @@ def test_a_claim_hands_its_slot_to_a_batch_of_parked_deliveries_sent_in_order(
         assert queued_at[c.pk] == queued_at[d.pk] == T0 + timedelta(seconds=4)
         assert queued_at[e.pk] is None
 
-        assert sending.deliveries_send([d.id, c.id, e.id]) == 2  # E waits: at most 2 per claim
+        # At most 2 per claim: E is parked again, and handed over when the claim ends.
+        with django_capture_on_commit_callbacks() as queued:
+            assert sending.deliveries_send([d.id, c.id, e.id]) == 2
+        assert len(queued) == 1
+        assert Delivery.objects.get(pk=e.pk).queued_at == T0 + timedelta(seconds=4)
     assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["A", "B", "D", "C"]
-    assert Delivery.objects.get(pk=e.pk).queued_at is None  # parked again, for the next hand-over
     states = dict(Delivery.objects.values_list("pk", "status"))
     assert [states[x.pk] for x in deliveries] == ["delivered"] * 4 + ["pending"]
 
