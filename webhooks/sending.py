@@ -306,8 +306,6 @@ def _record(
             },
         )
         recorded, released, handed_over = cursor.fetchone()
-    for state in states:
-        metrics.webhook_attempt_recorded(state.outcome)
     recorded = set(recorded)
     for attempt, state in zip(attempts, states, strict=True):
         delivery = attempt.delivery
@@ -324,6 +322,9 @@ def _record(
         queueing.delivery_enqueue_on_commit(delivery_id)
     if handed_over:
         transaction.on_commit(lambda: queueing.deliveries_enqueue(handed_over), robust=True)
+    # Counted last: the hand-over's message is out first, so the next claim need not wait.
+    for state in states:
+        metrics.webhook_attempt_recorded(state.outcome)
 
 
 # ----- the task's work -----
