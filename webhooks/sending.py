@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from cryptography.fernet import InvalidToken
 from django.conf import settings
@@ -43,6 +44,10 @@ SEND_BUDGET_SECONDS = queueing.IN_FLIGHT_GRACE_SECONDS - 1
 #: only when an attempt took longer than this: a slow receiver gets its attempts spread over
 #: its in-flight slots, not queued behind one
 SLOW_ATTEMPT_MS = 1000
+#: a claim records its attempts at its end, or sooner once this long has passed since its last
+#: record: a worker that dies mid-batch leaves at most this long of sent but unrecorded attempts
+#: (made again: at-least-once), and with a slow receiver, only the attempt on the wire
+RECORD_EVERY_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -290,7 +295,7 @@ def _record(
         )
         for attempt, state in zip(attempts, states, strict=True)
     ]
-    columns = dict(zip(_RECORD_COLUMNS, map(list, zip(*rows, strict=True)), strict=True))
+    columns = {name: [row[n] for row in rows] for n, name in enumerate(_RECORD_COLUMNS)}
     claimed = [*(attempt.delivery for attempt in attempts), *unsent]
     destinations = list(dict.fromkeys(delivery.api_key_id for delivery in claimed))
     with _bookkeeping() as cursor:
@@ -319,7 +324,7 @@ def _record(
             queueing.delivery_enqueue_on_commit(delivery.id, eta=state.next_attempt_at)
     # Given back for being slow to send: one message each, spread over the destination's slots.
     for delivery_id in released:
-        queueing.delivery_enqueue_on_commit(delivery_id)
+        transaction.on_commit(partial(queueing.delivery_enqueue, delivery_id), robust=True)
     if handed_over:
         transaction.on_commit(lambda: queueing.deliveries_enqueue(handed_over), robust=True)
     # Counted last: the hand-over's message is out first, so the next claim need not wait.
@@ -341,19 +346,26 @@ def deliveries_send(delivery_ids: Sequence) -> int:
     claimed = _claim(ids, token=token, now=now)
     if not claimed:
         return 0
-    claimed_at = time.monotonic()
+    claimed_at = last_recorded = time.monotonic()
     sender = _BatchSender()
     attempts: list[Attempt] = []
+    unrecorded: list[Attempt] = []
     unsent: list[ClaimedDelivery] = []
-    for delivery in claimed:
+    for number, delivery in enumerate(claimed, start=1):
         if attempts and time.monotonic() - claimed_at > SEND_BUDGET_SECONDS:
             unsent.append(delivery)
             continue
         started_at = timezone.now() if attempts else now
-        attempts.append(Attempt(delivery, started_at, sender.send(delivery)))
+        attempt = Attempt(delivery, started_at, sender.send(delivery))
+        attempts.append(attempt)
+        unrecorded.append(attempt)
+        if number < len(claimed) and time.monotonic() - last_recorded > RECORD_EVERY_SECONDS:
+            # The claim goes on (no slot to hand over yet).
+            _record(unrecorded, token=token, unsent=[], handover=0)
+            unrecorded, last_recorded = [], time.monotonic()
     slow = unsent or any(a.outcome.latency_ms > SLOW_ATTEMPT_MS for a in attempts)
     handover = 1 if slow else settings.WEBHOOK_BATCH_SIZE
-    _record(attempts, token=token, unsent=unsent, handover=handover)
+    _record(unrecorded, token=token, unsent=unsent, handover=handover)
     for attempt in attempts:
         if not attempt.outcome.succeeded:
             logger.info(

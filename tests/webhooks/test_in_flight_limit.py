@@ -16,7 +16,7 @@ from django.db import connection
 from tests.conftest import make_api_key, make_organization
 from webhooks import events as webhook_events
 from webhooks import queueing, sending, services
-from webhooks.models import Delivery, DeliveryStatus
+from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -218,3 +218,40 @@ def test_simultaneous_claims_respect_the_limit(transactional_db, receiver, setti
 
     assert sorted(results) == [False] * 6 + [True] * 2
     assert len(receiver.requests) == 2
+
+
+def test_a_claim_past_its_send_budget_gives_the_rest_back(
+    organization, receiver, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A claim starts no attempt after its budget (each attempt must end while the claim still
+    counts as in flight); what it did not send is unclaimed and queued again, one message each."""
+    monkeypatch.setattr(sending, "SEND_BUDGET_SECONDS", -1)
+    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    with time_machine.travel(T0, tick=False):
+        a, b, c = (emit(organization, ref) for ref in "ABC")
+        with django_capture_on_commit_callbacks() as queued:
+            assert sending.deliveries_send([a.id, b.id, c.id]) == 1
+    assert len(queued) == 2
+    assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["A"]
+    rows = {d.pk: d for d in Delivery.objects.all()}
+    assert rows[a.pk].status == DeliveryStatus.DELIVERED
+    for given_back in (rows[b.pk], rows[c.pk]):
+        assert (given_back.status, given_back.claim_token, given_back.queued_at) == (
+            DeliveryStatus.PENDING,
+            None,
+            T0,
+        )
+
+
+def test_a_long_claim_records_its_attempts_as_it_goes(organization, receiver, monkeypatch):
+    """Attempts are recorded before the claim ends once RECORD_EVERY_SECONDS has passed: a
+    worker that dies mid-batch repeats only what it had not recorded yet."""
+    monkeypatch.setattr(sending, "RECORD_EVERY_SECONDS", -1)
+    make_api_key(organization, "partner_a", webhook_url=receiver.url)
+    with time_machine.travel(T0, tick=False):
+        deliveries = [emit(organization, ref) for ref in "ABC"]
+        assert sending.deliveries_send([d.id for d in deliveries]) == 3
+    assert len(receiver.requests) == 3
+    assert DeliveryAttempt.objects.filter(delivery__in=deliveries).count() == 3
+    states = set(Delivery.objects.values_list("status", "attempts", "claim_token"))
+    assert states == {(DeliveryStatus.DELIVERED, 1, None)}
