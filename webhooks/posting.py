@@ -95,6 +95,14 @@ def post(destination: Destination, request: signing.SignedRequest) -> Outcome:
     # Connecting gets at most 3 s; reading gets what is left of the total (urllib3 `total`).
     timeout = Timeout(connect=min(3.0, total), read=total, total=total)
     headers = {**request.headers, "Host": destination.host_header}
+    # One try, no redirect followed, the body streamed (only a little of it is read).
+    options = {
+        "timeout": timeout,
+        "retries": False,
+        "redirect": False,
+        "assert_same_host": False,
+        "preload_content": False,
+    }
     started = time.monotonic()
 
     def elapsed_ms() -> int:
@@ -104,15 +112,7 @@ def post(destination: Destination, request: signing.SignedRequest) -> Outcome:
     for number, address in enumerate(destination.addresses, start=1):
         try:
             response = _pool(destination, address).urlopen(
-                "POST",
-                destination.target,
-                body=request.body,
-                headers=headers,
-                timeout=timeout,
-                retries=False,
-                redirect=False,
-                assert_same_host=False,
-                preload_content=False,
+                "POST", destination.target, body=request.body, headers=headers, **options
             )
             complete = False
             try:
