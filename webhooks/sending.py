@@ -40,10 +40,12 @@ logger = logging.getLogger(__name__)
 #: timeout, so all of them end while the claim still counts as in flight (timeout + grace); the
 #: claimed deliveries left unsent are given back and queued again
 SEND_BUDGET_SECONDS = queueing.IN_FLIGHT_GRACE_SECONDS - 1
-#: a claim that ends hands its slot to a batch of its destination's parked deliveries, or to one
-#: only when an attempt took longer than this: a slow receiver gets its attempts spread over
-#: its in-flight slots, not queued behind one
-SLOW_ATTEMPT_MS = 1000
+#: a claim that ends hands its slot to as many of its destination's parked deliveries as it
+#: sent in about this long (at least one, at most WEBHOOK_BATCH_SIZE): a fast receiver gets
+#: batches, a slow one gets its attempts spread over its in-flight slots, not queued behind one;
+#: and the attempts a claim holds stay few enough that a worker dying with them (they wait for
+#: their lease) leaves little behind
+HANDOVER_WORK_SECONDS = 0.5
 #: a claim records its attempts at its end, or sooner once this long has passed since its last
 #: record: a worker that dies mid-batch leaves at most this long of sent but unrecorded attempts
 #: (made again: at-least-once), and with a slow receiver, only the attempt on the wire
@@ -363,8 +365,9 @@ def deliveries_send(delivery_ids: Sequence) -> int:
             # The claim goes on (no slot to hand over yet).
             _record(unrecorded, token=token, unsent=[], handover=0)
             unrecorded, last_recorded = [], time.monotonic()
-    slow = unsent or any(a.outcome.latency_ms > SLOW_ATTEMPT_MS for a in attempts)
-    handover = 1 if slow else settings.WEBHOOK_BATCH_SIZE
+    sent_per_second = len(attempts) / max(time.monotonic() - claimed_at, 0.001)
+    handover = int(sent_per_second * HANDOVER_WORK_SECONDS)
+    handover = 1 if unsent else max(1, min(handover, settings.WEBHOOK_BATCH_SIZE))
     _record(unrecorded, token=token, unsent=unsent, handover=handover)
     for attempt in attempts:
         if not attempt.outcome.succeeded:
