@@ -6,7 +6,8 @@ send the same attempt. One claim takes the due attempts of a batch of deliveries
 token and sends them one after the other, so it holds one of its destination's in-flight slots.
 The claim is a lease longer than any HTTP call; a worker that dies mid-batch leaves a lease
 that expires, and the sweep hands the attempts to another worker. No transaction is held open
-across the HTTP calls; the batch's attempts are recorded in one statement at its end.
+across the HTTP calls; the batch's attempts are recorded in one statement at its end (or every
+RECORD_EVERY_SECONDS of a long batch).
 
 Each destination of a batch is resolved and checked once, before the batch's first connection
 to it, and every POST of the batch goes to the addresses just checked (delivery/netguard.py,
