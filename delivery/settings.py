@@ -222,6 +222,9 @@ WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", def
 # receiver that hangs holds at most this many worker threads. Keep it below the worker's
 # concurrency (8 threads in docker-compose and scripts/run.sh).
 WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION", default=4)
+# Deliveries per Celery message and per claim: one worker thread sends them one after the other
+# over one kept-alive connection per destination, and records them in one statement.
+WEBHOOK_BATCH_SIZE = env.int("WEBHOOK_BATCH_SIZE", default=50)
 
 # Geocoding (contract "Geocoding and resolve-zone").
 GEOCODER = env.str("GEOCODER", default="local")

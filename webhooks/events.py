@@ -57,7 +57,8 @@ def event_emit(
     first one, unchanged). With `coalesce=True`, while an event with this id is unsent,
     `payload` replaces its payload instead of adding a second event.
 
-    Two or three statements, no savepoint: it runs inside hot transactions (docs/performance.md).
+    One statement (two when coalescing), no savepoint: it runs inside hot transactions
+    (docs/performance.md); the deliveries of one transaction share one message.
     """
     if family not in Family.values:
         raise ValueError(f"unknown webhook family {family!r}")
@@ -73,6 +74,8 @@ def event_emit(
         "payload": body,
         "coalescible": coalesce,
     }
+    # Partner events go to the key of the order's platform, ERP events to the `erp` key.
+    key_platform = Platform.ERP if family == Family.ERP else platform
     with transaction.atomic(savepoint=False):
         for _ in range(3):
             if coalesce:
@@ -82,15 +85,12 @@ def event_emit(
                 if replaced is not None:
                     return replaced
             event_uuid = uuid.uuid4()
-            if statements.event_insert(event_uuid=event_uuid, now=now, **fields):
-                _deliver_to_destination(
-                    event_uuid=event_uuid,
-                    organization_id=organization_id,
-                    family=family,
-                    name=event,
-                    platform=platform,
-                    now=now,
-                )
+            created, delivery_id = statements.event_insert(
+                event_uuid=event_uuid, now=now, platform=key_platform, **fields
+            )
+            if created:
+                if delivery_id is not None:
+                    queueing.delivery_enqueue_on_commit(delivery_id)
                 return Event(
                     id=event_uuid,
                     **{**fields, "payload": json.loads(body)},
@@ -106,23 +106,6 @@ def event_emit(
             # A concurrent transaction opened the same id between our UPDATE and INSERT: its
             # row is committed now (the INSERT waited for it), so the UPDATE will find it.
     raise RuntimeError(f"could not record coalesced webhook event {event_id}")  # pragma: no cover
-
-
-def _deliver_to_destination(
-    *, event_uuid, organization_id, family: str, name: str, platform: str | None, now
-) -> None:
-    key_platform = Platform.ERP if family == Family.ERP else platform
-    if not key_platform:
-        return
-    delivery_id = statements.delivery_insert(
-        event_uuid=event_uuid,
-        organization_id=organization_id,
-        platform=key_platform,
-        name=name,
-        now=now,
-    )
-    if delivery_id is not None:
-        queueing.delivery_enqueue_on_commit(delivery_id)
 
 
 # Partner family

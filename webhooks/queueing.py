@@ -1,17 +1,23 @@
 """When delivery attempts are due and how they are queued (contract "Webhooks").
 
 Shared by the outbox's writes (services, events) and by the sender: the schedule of attempts,
-the claim's lease, and publishing the delivery task, by name, through a connection that does
+the claim's lease, and publishing the delivery tasks, by name, through a connection that does
 not retry (the task module imports the sender, so nothing here imports the task module).
+
+The deliveries a transaction creates are published together once it commits: one message per
+WEBHOOK_BATCH_SIZE of them (`webhooks.deliver_batch`), which one worker thread claims and sends
+over one kept-alive connection per destination. An attempt due later (a retry, the sweep's
+look-ahead) gets a message of its own with a countdown (`webhooks.deliver`).
 """
 
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from kombu import Connection
 from kombu.exceptions import KombuError
@@ -22,6 +28,8 @@ from delivery.celery import app as celery_app
 
 #: the Celery name of the task that makes a delivery's due attempt (webhooks.tasks.deliver)
 DELIVER_TASK = "webhooks.deliver"
+#: the task that makes the due attempts of several deliveries (webhooks.tasks.deliver_batch)
+DELIVER_BATCH_TASK = "webhooks.deliver_batch"
 
 logger = logging.getLogger(__name__)
 
@@ -102,12 +110,11 @@ def countdown_horizon() -> timedelta:
     return timedelta(seconds=min(seconds, REQUEUE_AFTER_SECONDS / 2))
 
 
-def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
-    """Publishes the delivery task (to run at `eta` when given, a moment at most
-    countdown_horizon() ahead); a broker failure is logged, never raised (the sweep re-queues
-    the delivery when its message is missing)."""
+def _publish(task: str, args: list, *, what: str, eta: datetime | None = None) -> None:
+    """Publishes `task` (to run at `eta` when given); a broker failure is logged, never raised
+    (the sweep queues again what has no live message)."""
     if not broker_breaker.allows_publishing():
-        logger.info("webhook delivery %s left to the sweep (broker unavailable)", delivery_id)
+        logger.info("webhook %s left to the sweep (broker unavailable)", what)
         return
     options = {"eta": eta} if eta is not None and eta > timezone.now() else {}
     try:
@@ -115,27 +122,69 @@ def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
             # By name, as Task.apply_async would send it (its options: ignore_result): the task
             # module imports the sender, which queues through here.
             celery_app.send_task(
-                DELIVER_TASK,
-                args=[str(delivery_id)],
-                retry=False,
-                producer=producer,
-                ignore_result=True,
-                **options,
+                task, args=args, retry=False, producer=producer, ignore_result=True, **options
             )
     except (KombuError, RedisError, OSError) as exc:
         broker_breaker.trip()
         logger.warning(
-            "webhook delivery %s not queued (broker unavailable: %s); the sweep will queue it, "
+            "webhook %s not queued (broker unavailable: %s); the sweep will queue it, "
             "and publishing pauses for %s s",
-            delivery_id,
+            what,
             exc,
             BROKER_BACKOFF_SECONDS,
         )
 
 
+def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
+    """Publishes the delivery task (to run at `eta` when given, a moment at most
+    countdown_horizon() ahead)."""
+    _publish(DELIVER_TASK, [str(delivery_id)], what=f"delivery {delivery_id}", eta=eta)
+
+
+def deliveries_enqueue(delivery_ids: Sequence) -> None:
+    """Publishes the due attempts of `delivery_ids`, WEBHOOK_BATCH_SIZE of them per message."""
+    size = settings.WEBHOOK_BATCH_SIZE
+    for start in range(0, len(delivery_ids), size):
+        chunk = [str(delivery_id) for delivery_id in delivery_ids[start : start + size]]
+        if len(chunk) == 1:
+            delivery_enqueue(chunk[0])
+        else:
+            _publish(DELIVER_BATCH_TASK, [chunk], what=f"deliveries {chunk[0]} (+{len(chunk) - 1})")
+
+
+class _CommitBatch:
+    """The deliveries queued in one transaction, published together once it commits."""
+
+    def __init__(self) -> None:
+        self.delivery_ids: list = []
+
+    def __call__(self) -> None:
+        deliveries_enqueue(self.delivery_ids)
+
+
+_commit_batches = threading.local()
+
+
 def delivery_enqueue_on_commit(delivery_id, *, eta: datetime | None = None) -> None:
-    """Publishes the delivery task once the current transaction commits (at once outside one)."""
-    transaction.on_commit(lambda: delivery_enqueue(delivery_id, eta=eta), robust=True)
+    """Publishes the delivery task once the current transaction commits (at once outside one).
+
+    Due now (no `eta`), it joins the batch of the current transaction (or savepoint): one
+    callback, and one message per WEBHOOK_BATCH_SIZE deliveries, however many it creates. A
+    batch is joined only from the savepoint it was registered in, so a rollback drops the
+    callback of exactly the deliveries it rolled back, and never one of a later transaction.
+    """
+    if eta is not None or not connection.in_atomic_block:
+        transaction.on_commit(lambda: delivery_enqueue(delivery_id, eta=eta), robust=True)
+        return
+    batch = getattr(_commit_batches, "batch", None)
+    scope = set(connection.savepoint_ids)
+    if batch is None or not any(
+        callback is batch and sids == scope for sids, callback, _ in connection.run_on_commit
+    ):
+        batch = _CommitBatch()
+        _commit_batches.batch = batch
+        transaction.on_commit(batch, robust=True)
+    batch.delivery_ids.append(delivery_id)
 
 
 def retry_schedule() -> list[int]:

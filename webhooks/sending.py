@@ -1,90 +1,79 @@
-"""One delivery attempt: claim it, sign, POST, record (contract "Webhooks").
+"""Delivery attempts, a batch at a time: claim them, sign, POST, record (contract "Webhooks").
 
-The claim is a conditional UPDATE (healthchecks' way): a worker owns the attempt only if it
+The claim is a conditional UPDATE (healthchecks' way): a worker owns an attempt only if it
 moved `claim_token` while the delivery was pending, due and unclaimed, so two workers never
-send the same attempt. The claim is a lease longer than any HTTP call; a worker that dies
-mid-attempt leaves a lease that expires, and the sweep hands the attempt to another worker.
-No transaction is held open across the HTTP call. The URL's host is resolved once per
-attempt and the POST goes to the address just checked (delivery/netguard.py), with the URL's
-host as `Host`, TLS server name and certificate name.
+send the same attempt. One claim takes the due attempts of a batch of deliveries under one
+token and sends them one after the other, so it holds one of its destination's in-flight slots.
+The claim is a lease longer than any HTTP call; a worker that dies mid-batch leaves a lease
+that expires, and the sweep hands the attempts to another worker. No transaction is held open
+across the HTTP calls; the batch's attempts are recorded in one statement at its end (or every
+RECORD_EVERY_SECONDS of a long batch).
+
+Each destination of a batch is resolved and checked once, before the batch's first connection
+to it, and every POST of the batch goes to the addresses just checked (delivery/netguard.py,
+webhooks/posting.py), over one kept-alive connection.
 """
 
 import logging
-import threading
 import time
 import uuid
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
-import certifi
-import urllib3
 from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
-from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError
-from urllib3.exceptions import TimeoutError as Urllib3Timeout
-from urllib3.util import Timeout
 
 from delivery import metrics, netguard
 from delivery.encryption import decrypt_text
 from delivery.netguard import Destination, WebhookUrlRefused
-from tenants.models import ApiKey
-from webhooks import queueing, signing, statements
-from webhooks.models import Delivery, DeliveryStatus, Event
+from webhooks import posting, queueing, signing, statements
+from webhooks.models import DeliveryStatus, Event
+from webhooks.posting import Outcome
 
 logger = logging.getLogger(__name__)
 
-#: how much of a response body we read (only to let the connection be reused)
-MAX_RESPONSE_BYTES = 64 * 1024
-ERROR_MAX_LENGTH = 500
-
-#: the certificate authorities a receiver's certificate must chain to
-CA_CERTS = certifi.where()
-#: keep-alive connection pools per worker thread, one per (address, host name)
-POOLS_PER_THREAD = 32
-
-_local = threading.local()
-
-
-def _pools() -> urllib3.PoolManager:
-    """One pool manager per worker thread; no environment proxy is ever used."""
-    pools = getattr(_local, "pools", None)
-    if pools is None:
-        pools = urllib3.PoolManager(num_pools=POOLS_PER_THREAD, maxsize=1, retries=False)
-        _local.pools = pools
-    return pools
-
-
-def _pool(destination: Destination, address: str):
-    """The keep-alive pool that connects to `address` (already checked) and speaks to the
-    host of the URL: `Host` header, TLS server name (SNI) and certificate check all use the
-    URL's host name, never the address."""
-    pool_kwargs: dict = {}
-    if destination.scheme == "https":
-        pool_kwargs = {
-            "server_hostname": destination.hostname,
-            "assert_hostname": destination.hostname,
-            "cert_reqs": "CERT_REQUIRED",
-            "ca_certs": CA_CERTS,
-        }
-    return _pools().connection_from_host(
-        address, port=destination.port, scheme=destination.scheme, pool_kwargs=pool_kwargs
-    )
+#: a claim starts no attempt later than this after it was made: each attempt ends within the
+#: timeout, so all of them end while the claim still counts as in flight (timeout + grace); the
+#: claimed deliveries left unsent are given back and queued again
+SEND_BUDGET_SECONDS = queueing.IN_FLIGHT_GRACE_SECONDS - 1
+#: a claim that ends hands its slot to as many of its destination's parked deliveries as it
+#: sent in about this long (at least one, at most WEBHOOK_BATCH_SIZE): a fast receiver gets
+#: batches, a slow one gets its attempts spread over its in-flight slots, not queued behind one;
+#: and the attempts a claim holds stay few enough that a worker dying with them (they wait for
+#: their lease) leaves little behind
+HANDOVER_WORK_SECONDS = 0.5
+#: a claim records its attempts at its end, or sooner once this long has passed since its last
+#: record: a worker that dies mid-batch leaves at most this long of sent but unrecorded attempts
+#: (made again: at-least-once), and with a slow receiver, only the attempt on the wire
+RECORD_EVERY_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
-class Outcome:
-    status_code: int | None
-    error: str
-    latency_ms: int
-    #: no later attempt can succeed (the key was revoked): the delivery fails at once
-    permanent: bool = False
+class ClaimedDelivery:
+    """What sending reads of a claimed delivery, its event and its key (one row of CLAIM)."""
 
-    @property
-    def succeeded(self) -> bool:
-        return not self.error and self.status_code is not None and 200 <= self.status_code < 300
+    id: uuid.UUID
+    event: Event
+    api_key_id: uuid.UUID
+    api_key_is_active: bool
+    encrypted_value: str
+    encrypted_webhook_secret: str
+    url: str
+    attempts: int
+    round_start_attempts: int
+    schedule_start: datetime
+
+
+@dataclass(frozen=True)
+class Attempt:
+    delivery: ClaimedDelivery
+    started_at: datetime
+    outcome: Outcome
 
 
 @contextmanager
@@ -101,51 +90,54 @@ def _bookkeeping():
         yield cursor
 
 
-def _claim(delivery_id, *, now: datetime) -> tuple[Delivery, uuid.UUID] | None:
-    """Takes the due attempt of `delivery_id`, or None if it is not ours to send.
+# ----- the claim -----
 
-    The conditional UPDATE is the claim: 0 rows means another worker has the attempt, or it is
-    not due, or the delivery is done.
+
+def _claim(delivery_ids: list[str], *, token: uuid.UUID, now: datetime) -> list[ClaimedDelivery]:
+    """Takes the due attempts of `delivery_ids` that are ours to send, in their order.
+
+    The conditional UPDATE is the claim: a delivery it does not return is another worker's, or
+    not due, or done, or its destination is at the in-flight limit (then it is parked, and the
+    next claim to that destination that ends hands it its slot).
     """
-    token = uuid.uuid4()
-    lease = queueing.claim_lease()
     with _bookkeeping() as cursor:
-        cursor.execute(statements.LOCK_DESTINATION, {"id": delivery_id})
+        cursor.execute(statements.LOCK_DESTINATIONS, {"ids": delivery_ids})
         cursor.execute(
             statements.CLAIM,
             {
+                "ids": delivery_ids,
                 "token": token,
-                "until": now + lease,
-                "id": delivery_id,
+                "until": now + queueing.claim_lease(),
                 "now": now,
                 "in_flight_limit": settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION,
                 "in_flight_after": queueing.in_flight_after(now),
+                "batch_size": settings.WEBHOOK_BATCH_SIZE,
             },
         )
-        row = statements.named_row(cursor)
-        early = None
-        if row is None:
-            # Not ours, not due, done, or its destination is at the in-flight limit: then it is
-            # parked, and the next attempt to that destination that ends hands it its slot.
-            cursor.execute(statements.PARK, {"id": delivery_id, "now": now})
-            if cursor.fetchone() is not None:
-                logger.info("webhook delivery %s waits: its destination is busy", delivery_id)
-            else:
-                cursor.execute(
-                    statements.EARLY,
-                    {"id": delivery_id, "now": now, "horizon": now + queueing.countdown_horizon()},
-                )
-                early = cursor.fetchone()
-    if early is not None:
-        queueing.delivery_enqueue_on_commit(delivery_id, eta=early[0])
-    if row is None:
-        return None
-    return _claimed_delivery(row), token
+        rows = statements.named_rows(cursor)
+        unclaimed: list[tuple] = []
+        if len(rows) < len(delivery_ids):
+            claimed_ids = {str(row["id"]) for row in rows}
+            cursor.execute(
+                statements.UNCLAIMED,
+                {
+                    "ids": [i for i in delivery_ids if i not in claimed_ids],
+                    "now": now,
+                    "horizon": now + queueing.countdown_horizon(),
+                },
+            )
+            unclaimed = cursor.fetchall()
+    for delivery_id, due_at in unclaimed:
+        if due_at is None:
+            logger.info("webhook delivery %s waits: its destination is busy", delivery_id)
+        else:
+            queueing.delivery_enqueue_on_commit(delivery_id, eta=due_at)
+    return [_claimed_delivery(row) for row in rows]
 
 
-def _claimed_delivery(row: dict) -> Delivery:
-    """The delivery, its event and its key from CLAIM's row: only the fields sending reads,
-    without a query more (the event is closed first when it is still open)."""
+def _claimed_delivery(row: dict) -> ClaimedDelivery:
+    """The delivery, its event and its key from CLAIM's row, without a query more (the event
+    is closed first when it is still open)."""
     event = Event(
         id=row["event_pk"],
         organization_id=row["organization_id"],
@@ -158,18 +150,13 @@ def _claimed_delivery(row: dict) -> Delivery:
     )
     if event.is_open:
         event = _close(event)
-    api_key = ApiKey(
-        id=row["api_key_id"],
-        organization_id=row["organization_id"],
-        is_active=row["api_key_is_active"],
+    return ClaimedDelivery(
+        id=row["id"],
+        event=event,
+        api_key_id=row["api_key_id"],
+        api_key_is_active=row["api_key_is_active"],
         encrypted_value=row["encrypted_value"],
         encrypted_webhook_secret=row["encrypted_webhook_secret"],
-    )
-    return Delivery(
-        id=row["id"],
-        organization_id=row["organization_id"],
-        event=event,
-        api_key=api_key,
         url=row["url"],
         attempts=row["attempts"],
         round_start_attempts=row["round_start_attempts"],
@@ -189,172 +176,211 @@ def _close(event: Event) -> Event:
     return locked
 
 
-def _error_text(message: str) -> str:
-    return message[:ERROR_MAX_LENGTH]
+# ----- sending -----
 
 
-def _read_some(response, *, started: float, total: float) -> bool:
-    """Reads the answer's body up to MAX_RESPONSE_BYTES within the time left; True if it was
-    read to the end (then the connection can be kept alive)."""
-    read = 0
-    for chunk in response.stream(8192):
-        read += len(chunk)
-        if read > MAX_RESPONSE_BYTES or time.monotonic() - started > total:
-            return False
-    return True
+class _BatchSender:
+    """Sends a claim's attempts. What does not change within the batch is worked out once: each
+    destination is resolved and checked before the batch's first POST to it (so a DNS answer
+    that changed since is never used, and none is used longer than the batch), and each key's
+    secrets are decrypted once (after a rotation, the new ones sign)."""
 
+    def __init__(self) -> None:
+        self.destinations: dict[str, Destination | WebhookUrlRefused] = {}
+        self.secrets: dict[uuid.UUID, tuple[str, str] | InvalidToken] = {}
 
-def _post(destination: Destination, request: signing.SignedRequest) -> Outcome:
-    """POSTs once to the checked address; success is a 2xx within WEBHOOK_TIMEOUT_SECONDS
-    (redirects not followed). An address that refuses the connection hands over to the next
-    one (nothing was sent to it)."""
-    total = float(settings.WEBHOOK_TIMEOUT_SECONDS)
-    # Connecting gets at most 3 s; reading gets what is left of the total (urllib3 `total`).
-    timeout = Timeout(connect=min(3.0, total), read=total, total=total)
-    headers = {**request.headers, "Host": destination.host_header}
-    started = time.monotonic()
-
-    def elapsed_ms() -> int:
-        return int((time.monotonic() - started) * 1000)
-
-    status_code = None
-    for number, address in enumerate(destination.addresses, start=1):
-        try:
-            response = _pool(destination, address).urlopen(
-                "POST",
-                destination.target,
-                body=request.body,
-                headers=headers,
-                timeout=timeout,
-                retries=False,
-                redirect=False,
-                assert_same_host=False,
-                preload_content=False,
-            )
-            complete = False
+    def _destination(self, url: str) -> Destination | WebhookUrlRefused:
+        if url not in self.destinations:
             try:
-                complete = _read_some(response, started=started, total=total)
-                status_code = response.status
-            finally:
-                if not complete:
-                    response.close()  # not reusable: unread bytes are still on the wire
-                response.release_conn()
-            break
-        except NewConnectionError as exc:
-            # (urllib3 makes it a subclass of its connect timeout: caught first.)
-            if number < len(destination.addresses):
-                continue
-            reason = exc.__cause__ or exc
-            return Outcome(None, _error_text(f"ConnectionError: {address}: {reason}"), elapsed_ms())
-        except Urllib3Timeout:
-            return Outcome(None, f"Timed out after {total:g} s", elapsed_ms())
-        except SSLError as exc:
-            return Outcome(None, _error_text(f"SSLError: {exc}"), elapsed_ms())
-        except ProtocolError as exc:
-            return Outcome(None, _error_text(f"ConnectionError: {exc}"), elapsed_ms())
-        except HTTPError as exc:
-            return Outcome(None, _error_text(f"{type(exc).__name__}: {exc}"), elapsed_ms())
-    latency = elapsed_ms()
-    if latency > total * 1000:
-        return Outcome(status_code, f"Timed out after {total:g} s", latency)
-    if not 200 <= status_code < 300:
-        return Outcome(status_code, f"HTTP {status_code}", latency)
-    return Outcome(status_code, "", latency)
+                self.destinations[url] = netguard.webhook_destination(url)
+            except WebhookUrlRefused as refused:
+                self.destinations[url] = refused
+        return self.destinations[url]
 
+    def _secrets(self, delivery: ClaimedDelivery) -> tuple[str, str] | InvalidToken:
+        if delivery.api_key_id not in self.secrets:
+            try:
+                self.secrets[delivery.api_key_id] = (
+                    decrypt_text(delivery.encrypted_value),
+                    decrypt_text(delivery.encrypted_webhook_secret),
+                )
+            except InvalidToken as invalid:
+                self.secrets[delivery.api_key_id] = invalid
+        return self.secrets[delivery.api_key_id]
 
-def _send(delivery: Delivery) -> Outcome:
-    api_key = delivery.api_key
-    if not api_key.is_active:
-        return Outcome(None, "API key is revoked", 0, permanent=True)
-    try:
-        # Checked again at delivery time, resolving once: the connection goes to these
-        # addresses, so a DNS answer that changed since (rebinding) is never used.
-        destination = netguard.webhook_destination(delivery.url)
-    except WebhookUrlRefused as refused:
-        return Outcome(None, _error_text(str(refused)), 0)
-    try:
-        # The key's current secrets: after a rotation the new ones sign. Both families also
-        # carry the Standard Webhooks headers, keyed with the webhook secret.
+    def send(self, delivery: ClaimedDelivery) -> Outcome:
+        if not delivery.api_key_is_active:
+            return Outcome(None, "API key is revoked", 0, permanent=True)
+        destination = self._destination(delivery.url)
+        if isinstance(destination, WebhookUrlRefused):
+            return Outcome(None, posting.error_text(str(destination)), 0)
+        secrets = self._secrets(delivery)
+        if isinstance(secrets, InvalidToken):
+            return Outcome(None, "Signing secret cannot be decrypted", 0)
+        api_key_value, webhook_secret = secrets
+        # Both families also carry the Standard Webhooks headers, keyed with the webhook secret.
         request = signing.signed_request(
-            event=delivery.event,
-            api_key_value=decrypt_text(api_key.encrypted_value),
-            webhook_secret=decrypt_text(api_key.encrypted_webhook_secret),
+            event=delivery.event, api_key_value=api_key_value, webhook_secret=webhook_secret
         )
-    except InvalidToken:
-        return Outcome(None, "Signing secret cannot be decrypted", 0)
-    return _post(destination, request)
+        return posting.post(destination, request)
 
 
-def _record(delivery: Delivery, token: uuid.UUID, outcome: Outcome, started_at) -> None:
-    """Writes the attempt and moves the delivery on, unless our claim was taken from us
-    (a redelivery cleared it): then only the attempt is recorded."""
-    number = delivery.attempts + 1
-    attempt_in_round = number - delivery.round_start_attempts
-    now = timezone.now()
-    status, next_attempt_at, delivered_at = DeliveryStatus.PENDING, None, None
+# ----- the record -----
+
+
+#: RECORD's columns, one array of each per claim (one element per attempt)
+_RECORD_COLUMNS = (
+    "ids",
+    "numbers",
+    "started_at",
+    "status_codes",
+    "latencies_ms",
+    "errors",
+    "succeeded",
+    "statuses",
+    "next_attempt_at",
+    "delivered_at",
+    "queued_at",
+)
+
+
+@dataclass(frozen=True)
+class _NextState:
+    """Where an attempt leaves its delivery: its metric's outcome and RECORD's values."""
+
+    outcome: str
+    status: str
+    next_attempt_at: datetime | None = None
+    delivered_at: datetime | None = None
+    #: set when the next attempt is queued now, with a countdown to its due time
+    queued_at: datetime | None = None
+
+
+def _next_state(attempt: Attempt, *, now: datetime) -> _NextState:
+    delivery, outcome = attempt.delivery, attempt.outcome
+    attempt_in_round = delivery.attempts + 1 - delivery.round_start_attempts
     if outcome.succeeded:
-        status, delivered_at = DeliveryStatus.DELIVERED, now
-        metrics.webhook_attempt_recorded("delivered")
-    elif outcome.permanent or attempt_in_round >= len(queueing.retry_schedule()):
-        status = DeliveryStatus.FAILED
-        metrics.webhook_attempt_recorded("failed")
-    else:
-        metrics.webhook_attempt_recorded("retry")
-        due = queueing.attempt_due_at(
-            schedule_start=delivery.schedule_start, attempt_in_round=attempt_in_round + 1
-        )
-        next_attempt_at = max(due, now)
+        return _NextState("delivered", DeliveryStatus.DELIVERED, delivered_at=now)
+    if outcome.permanent or attempt_in_round >= len(queueing.retry_schedule()):
+        return _NextState("failed", DeliveryStatus.FAILED)
+    due = queueing.attempt_due_at(
+        schedule_start=delivery.schedule_start, attempt_in_round=attempt_in_round + 1
+    )
+    next_attempt_at = max(due, now)
     # A retry due before the sweep could see it is queued now, with a countdown to its due
     # time; a later one is queued by the sweep that runs just before it is due.
-    queued_at = None
-    if next_attempt_at is not None and next_attempt_at <= now + queueing.countdown_horizon():
-        queued_at = now
+    soon = next_attempt_at <= now + queueing.countdown_horizon()
+    return _NextState(
+        "retry", DeliveryStatus.PENDING, next_attempt_at, queued_at=now if soon else None
+    )
+
+
+def _record(
+    attempts: list[Attempt], *, token: uuid.UUID, unsent: list[ClaimedDelivery], handover: int
+) -> None:
+    """Writes the attempts and moves their deliveries on, in one statement, unless our claim
+    was taken from a delivery (a redelivery cleared it): then only its attempt is recorded."""
+    now = timezone.now()
+    states = [_next_state(attempt, now=now) for attempt in attempts]
+    rows = [
+        (
+            attempt.delivery.id,
+            attempt.delivery.attempts + 1,
+            attempt.started_at,
+            attempt.outcome.status_code,
+            attempt.outcome.latency_ms,
+            attempt.outcome.error,
+            attempt.outcome.succeeded,
+            state.status,
+            state.next_attempt_at,
+            state.delivered_at,
+            state.queued_at,
+        )
+        for attempt, state in zip(attempts, states, strict=True)
+    ]
+    columns = {name: [row[n] for row in rows] for n, name in enumerate(_RECORD_COLUMNS)}
+    claimed = [*(attempt.delivery for attempt in attempts), *unsent]
+    destinations = list(dict.fromkeys(delivery.api_key_id for delivery in claimed))
     with _bookkeeping() as cursor:
         cursor.execute(
             statements.RECORD,
             {
-                "id": delivery.id,
+                **columns,
                 "token": token,
-                "number": number,
-                "started_at": started_at,
-                "status_code": outcome.status_code,
-                "latency_ms": outcome.latency_ms,
-                "error": outcome.error,
-                "succeeded": outcome.succeeded,
-                "status": status,
-                "next_attempt_at": next_attempt_at,
-                "delivered_at": delivered_at,
-                "queued_at": queued_at,
                 "now": now,
-                "api_key_id": delivery.api_key.id,
+                "unsent": [delivery.id for delivery in unsent],
+                "api_key_ids": destinations,
+                "handover": handover,
             },
         )
-        updated, handed_over = cursor.fetchone()
-    if not updated:
-        logger.info("webhook delivery %s was redelivered during attempt %s", delivery.id, number)
-    elif queued_at is not None:
-        queueing.delivery_enqueue_on_commit(delivery.id, eta=next_attempt_at)
-    if handed_over is not None:
-        queueing.delivery_enqueue_on_commit(handed_over)
+        recorded, released, handed_over = cursor.fetchone()
+    recorded = set(recorded)
+    for attempt, state in zip(attempts, states, strict=True):
+        delivery = attempt.delivery
+        if delivery.id not in recorded:
+            logger.info(
+                "webhook delivery %s was redelivered during attempt %s",
+                delivery.id,
+                delivery.attempts + 1,
+            )
+        elif state.queued_at is not None:
+            queueing.delivery_enqueue_on_commit(delivery.id, eta=state.next_attempt_at)
+    # Given back for being slow to send: one message each, spread over the destination's slots.
+    for delivery_id in released:
+        transaction.on_commit(partial(queueing.delivery_enqueue, delivery_id), robust=True)
+    if handed_over:
+        transaction.on_commit(lambda: queueing.deliveries_enqueue(handed_over), robust=True)
+    # Counted last: the hand-over's message is out first, so the next claim need not wait.
+    for state in states:
+        metrics.webhook_attempt_recorded(state.outcome)
+
+
+# ----- the task's work -----
+
+
+def deliveries_send(delivery_ids: Sequence) -> int:
+    """Makes the due attempts of these deliveries that no one else is making; returns how many.
+
+    Safe to call any number of times, from any number of workers at once, with any ids.
+    """
+    ids = [str(delivery_id) for delivery_id in delivery_ids]
+    now = timezone.now()
+    token = uuid.uuid4()
+    claimed = _claim(ids, token=token, now=now)
+    if not claimed:
+        return 0
+    claimed_at = last_recorded = time.monotonic()
+    sender = _BatchSender()
+    attempts: list[Attempt] = []
+    unrecorded: list[Attempt] = []
+    unsent: list[ClaimedDelivery] = []
+    for number, delivery in enumerate(claimed, start=1):
+        if attempts and time.monotonic() - claimed_at > SEND_BUDGET_SECONDS:
+            unsent.append(delivery)
+            continue
+        started_at = timezone.now() if attempts else now
+        attempt = Attempt(delivery, started_at, sender.send(delivery))
+        attempts.append(attempt)
+        unrecorded.append(attempt)
+        if number < len(claimed) and time.monotonic() - last_recorded > RECORD_EVERY_SECONDS:
+            # The claim goes on (no slot to hand over yet).
+            _record(unrecorded, token=token, unsent=[], handover=0)
+            unrecorded, last_recorded = [], time.monotonic()
+    sent_per_second = len(attempts) / max(time.monotonic() - claimed_at, 0.001)
+    handover = int(sent_per_second * HANDOVER_WORK_SECONDS)
+    handover = 1 if unsent else max(1, min(handover, settings.WEBHOOK_BATCH_SIZE))
+    _record(unrecorded, token=token, unsent=unsent, handover=handover)
+    for attempt in attempts:
+        if not attempt.outcome.succeeded:
+            logger.info(
+                "webhook delivery %s attempt %s failed: %s",
+                attempt.delivery.id,
+                attempt.delivery.attempts + 1,
+                attempt.outcome.error,
+            )
+    return len(attempts)
 
 
 def delivery_attempt(*, delivery_id) -> bool:
-    """Makes the due attempt of a delivery if no one else is making it; True if it did.
-
-    Safe to call any number of times, from any number of workers at once.
-    """
-    now = timezone.now()
-    claimed = _claim(delivery_id, now=now)
-    if claimed is None:
-        return False
-    delivery, token = claimed
-    outcome = _send(delivery)
-    _record(delivery, token, outcome, started_at=now)
-    if not outcome.succeeded:
-        logger.info(
-            "webhook delivery %s attempt %s failed: %s",
-            delivery.id,
-            delivery.attempts + 1,
-            outcome.error,
-        )
-    return True
+    """Makes the due attempt of a delivery if no one else is making it; True if it did."""
+    return deliveries_send([delivery_id]) == 1

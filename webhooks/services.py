@@ -133,7 +133,8 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
     """
     now = now or timezone.now()
     stale = now - timedelta(seconds=queueing.REQUEUE_AFTER_SECONDS)
-    # A destination at its in-flight limit hands its slots over as its attempts end (RECORD):
+    # A destination at its in-flight limit (live claims, each sending its attempts one at a
+    # time) hands its slots over as its claims end (RECORD):
     # queuing its parked deliveries now would only park them again.
     in_flight = (
         Delivery.objects.filter(
@@ -143,7 +144,7 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
         )
         .order_by()
         .values("api_key_id")
-        .annotate(n=Count("*"))
+        .annotate(n=Count("claim_token", distinct=True))
         .values("n")
     )
     with transaction.atomic():

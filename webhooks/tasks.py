@@ -12,6 +12,13 @@ def deliver(delivery_id: str) -> bool:
     return sending.delivery_attempt(delivery_id=delivery_id)
 
 
+@shared_task(name=queueing.DELIVER_BATCH_TASK, acks_late=True, ignore_result=True)
+def deliver_batch(delivery_ids: list[str]) -> int:
+    """Makes the due attempts of several deliveries, over one connection per destination; a
+    duplicate message finds nothing to claim."""
+    return sending.deliveries_send(delivery_ids)
+
+
 @shared_task(name="webhooks.sweep", acks_late=True, ignore_result=True)
 def sweep() -> int:
     """Queues due deliveries whose message is missing: retries, and messages lost at commit."""

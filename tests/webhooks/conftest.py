@@ -27,7 +27,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from delivery.celery import app as celery_app
-from webhooks import queueing, sending
+from webhooks import posting, queueing
 
 #: a Redis database of the tests' own, so no other worker takes our messages (nor we theirs)
 TEST_BROKER_URL = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/13")
@@ -222,7 +222,7 @@ class TlsReceiver:
 @pytest.fixture
 def tls_receiver_for(tmp_path, monkeypatch):
     """A real HTTPS receiver on loopback whose certificate names `host`, signed by a CA of the
-    test's own that the sender trusts (sending.CA_CERTS)."""
+    test's own that the sender trusts (posting.CA_CERTS)."""
     servers = []
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Test webhook CA")])
@@ -240,7 +240,7 @@ def tls_receiver_for(tmp_path, monkeypatch):
     )
     ca_file = tmp_path / "ca.pem"
     ca_file.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
-    monkeypatch.setattr(sending, "CA_CERTS", str(ca_file))
+    monkeypatch.setattr(posting, "CA_CERTS", str(ca_file))
 
     def start(host: str) -> TlsReceiver:
         key = ec.generate_private_key(ec.SECP256R1())
