@@ -8,8 +8,8 @@ ORG = "manage/organizations/<str:org_id>"
 urlpatterns = [
     # Under a prefix of their own, a request of another family skips a whole include at once
     # (an unprefixed include is walked pattern by pattern on every request that misses it).
+    path("integrations/erp/", include("integrations.erp.urls")),
     path("integrations/", include("integrations.partner.urls")),
-    path("integrations/", include("integrations.erp.urls")),
     *route(f"{ORG}/orders", apis.ManagedOrdersApi.as_view()),
     *route(f"{ORG}/orders/<str:order_id>", apis.ManagedOrderDetailApi.as_view()),
     *route(f"{ORG}/orders/<str:order_id>/transition", apis.ManagedOrderTransitionApi.as_view()),

@@ -3,8 +3,6 @@ from django.urls import path
 from delivery.routing import route
 from integrations.erp import apis
 
-BASE = "erp"
-
 
 def _external_ref_route(pattern: str, view) -> list:
     """`externalRef` may hold `/` (contract "Orders"), so it is a `path` segment; the slashed twin
@@ -13,14 +11,12 @@ def _external_ref_route(pattern: str, view) -> list:
 
 
 urlpatterns = [
-    *route(f"{BASE}/orders", apis.ErpOrdersApi.as_view()),
-    *route(f"{BASE}/slot-holds", apis.ErpSlotHoldsApi.as_view()),
-    *route(f"{BASE}/slot-holds/<str:hold_id>", apis.ErpSlotHoldDetailApi.as_view()),
+    *route("orders", apis.ErpOrdersApi.as_view()),
+    *route("slot-holds", apis.ErpSlotHoldsApi.as_view()),
+    *route("slot-holds/<str:hold_id>", apis.ErpSlotHoldDetailApi.as_view()),
     *_external_ref_route(
-        f"{BASE}/orders/<path:external_ref>/delivery-slot", apis.ErpOrderSlotApi.as_view()
+        "orders/<path:external_ref>/delivery-slot", apis.ErpOrderSlotApi.as_view()
     ),
-    *_external_ref_route(
-        f"{BASE}/orders/<path:external_ref>/cancel", apis.ErpOrderCancelApi.as_view()
-    ),
-    *_external_ref_route(f"{BASE}/orders/<path:external_ref>", apis.ErpOrderDetailApi.as_view()),
+    *_external_ref_route("orders/<path:external_ref>/cancel", apis.ErpOrderCancelApi.as_view()),
+    *_external_ref_route("orders/<path:external_ref>", apis.ErpOrderDetailApi.as_view()),
 ]

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from delivery.routing import route
 from integrations.partner import apis
@@ -13,24 +13,28 @@ def _external_ref_route(pattern: str, view) -> list:
     return [path(f"{pattern}/", view), path(pattern, view)]
 
 
-urlpatterns: list = []
-for integration in PARTNER_INTEGRATIONS:
-    base = integration
-    urlpatterns += [
-        *route(f"{base}/orders", apis.PartnerOrdersApi.as_view(integration=integration)),
-        *route(
-            f"{base}/delivery-windows", apis.DeliveryWindowsApi.as_view(integration=integration)
-        ),
+def _patterns(integration: str) -> list:
+    """One partner platform's routes, under its own prefix (`partner-a/`, ...)."""
+    return [
+        *route("orders", apis.PartnerOrdersApi.as_view(integration=integration)),
+        *route("delivery-windows", apis.DeliveryWindowsApi.as_view(integration=integration)),
         *_external_ref_route(
-            f"{base}/orders/<path:external_ref>/release",
+            "orders/<path:external_ref>/release",
             apis.PartnerOrderReleaseApi.as_view(integration=integration),
         ),
         *_external_ref_route(
-            f"{base}/orders/<path:external_ref>/cancel",
+            "orders/<path:external_ref>/cancel",
             apis.PartnerOrderCancelApi.as_view(integration=integration),
         ),
         *_external_ref_route(
-            f"{base}/orders/<path:external_ref>",
+            "orders/<path:external_ref>",
             apis.PartnerOrderDetailApi.as_view(integration=integration),
         ),
     ]
+
+
+# Each platform under its prefix: a request skips the other platforms' includes at once, where
+# unprefixed patterns would each be tried (and listed for Django's 404 page) on every request.
+urlpatterns = [
+    path(f"{integration}/", include(_patterns(integration))) for integration in PARTNER_INTEGRATIONS
+]
