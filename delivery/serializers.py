@@ -14,23 +14,32 @@ from rest_framework.fields import SkipField
 from rest_framework.settings import api_settings
 
 
-class CrossFieldSerializer(serializers.Serializer):
+class LeafFieldsCopied:
+    # (A comment, not a docstring: drf-spectacular would show a docstring on every serializer
+    # built on it.) DRF deep-copies every declared field for every serializer instance, which
+    # re-runs each field's __init__: half of validating an order body, a third of rendering
+    # one. A field without fields of its own keeps no state but what bind() sets on the copy,
+    # so a shallow copy serves; nested ones are deep-copied as DRF does.
+
+    def get_fields(self):
+        return {
+            name: copy.copy(field) if _is_leaf(field) else copy.deepcopy(field)
+            for name, field in self._declared_fields.items()
+        }
+
+
+class OutputSerializer(LeafFieldsCopied, serializers.Serializer):
+    # The base of the answers rendered on every hot request (an order created, read, booked).
+    pass
+
+
+class CrossFieldSerializer(LeafFieldsCopied, serializers.Serializer):
     """Subclasses write `cross_field_problems(attrs, failed)` instead of `validate()`.
 
     `attrs` holds the values of the fields that are valid (under their sources); `failed` names
     the fields that are not (as sent), so a rule can stay silent about a field already reported.
     `clean(attrs)` may reshape the attrs of a fully valid body.
     """
-
-    def get_fields(self):
-        # DRF deep-copies every declared field for every instance, which re-runs each field's
-        # __init__: half of validating an order body. A field without fields of its own keeps
-        # no state but what bind() sets on the copy, so a shallow copy serves; nested ones are
-        # deep-copied as DRF does.
-        return {
-            name: copy.copy(field) if _is_leaf(field) else copy.deepcopy(field)
-            for name, field in self._declared_fields.items()
-        }
 
     def cross_field_problems(self, attrs: dict, failed: set[str]) -> list[str]:
         return []

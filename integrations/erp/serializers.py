@@ -17,7 +17,7 @@ from delivery.fields import (
     PhoneField,
     TextChoiceField,
 )
-from delivery.serializers import CrossFieldSerializer
+from delivery.serializers import CrossFieldSerializer, OutputSerializer
 from integrations.models import Order, PackageSize
 from integrations.serializers import ExternalRefField
 from slots.models import SlotBooking
@@ -161,7 +161,7 @@ def _booking_of(order: Order) -> SlotBooking | None:
         return None
 
 
-class ErpOrderSlotOutput(serializers.Serializer):
+class ErpOrderSlotOutput(OutputSerializer):
     """The PUT delivery-slot response."""
 
     id = serializers.UUIDField()

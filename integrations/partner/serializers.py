@@ -23,7 +23,7 @@ from delivery.fields import (
     field_messages,
     parse_date,
 )
-from delivery.serializers import CrossFieldSerializer
+from delivery.serializers import CrossFieldSerializer, OutputSerializer
 from integrations.models import DeliveryMethod, PackageSize, ServiceType, TemperatureClass
 from integrations.serializers import (
     ExternalRefField,
@@ -161,7 +161,7 @@ def _window_problems(start, end) -> list[str]:
     return []
 
 
-class PartnerOrderCreatedOutput(serializers.Serializer):
+class PartnerOrderCreatedOutput(OutputSerializer):
     """The 201 of Create Order (contract)."""
 
     id = serializers.UUIDField()
@@ -189,7 +189,7 @@ class PartnerOrderCreatedOutput(serializers.Serializer):
         return data
 
 
-class PartnerOrderOutput(serializers.Serializer):
+class PartnerOrderOutput(OutputSerializer):
     """The partner order (contract "Orders"), as read, cancelled."""
 
     externalRef = serializers.CharField(source="external_ref")
@@ -205,7 +205,7 @@ class PartnerOrderOutput(serializers.Serializer):
         return current_mapping_status(order.status)
 
 
-class PartnerOrderReleasedOutput(serializers.Serializer):
+class PartnerOrderReleasedOutput(OutputSerializer):
     """contract "Orders": the release response."""
 
     externalRef = serializers.CharField(source="external_ref")

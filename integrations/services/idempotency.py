@@ -9,6 +9,7 @@ differs. A request that ends in an error releases its claim: nothing was created
 client may retry with the same key (Stripe keeps no result when a request failed validation).
 """
 
+import functools
 import hashlib
 import json
 import uuid
@@ -120,16 +121,43 @@ def idempotency_claim(
 def idempotency_complete(*, claim: Claim, status: int, body: Any) -> None:
     """Stores the response, in the transaction of the work it describes. A claim taken over
     meanwhile (this request outlived its lease) raises 409, which rolls the work back."""
-    stored = IdempotencyKey.objects.filter(
-        pk=claim.id, claim_token=claim.token, status=IdempotencyStatus.IN_PROGRESS
-    ).update(
-        status=IdempotencyStatus.COMPLETED,
-        response_status=status,
-        response_body=body,
-        completed_at=timezone.now(),
-    )
+    # One statement written once (an ORM update compiles itself on every call: a seventh of an
+    # order creation's CPU); the body goes through the JSON field's own preparation.
+    response_body = IdempotencyKey._meta.get_field("response_body")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _complete_statement(),
+            [
+                IdempotencyStatus.COMPLETED.value,
+                status,
+                response_body.get_db_prep_save(body, connection),
+                timezone.now(),
+                claim.id,
+                claim.token,
+                IdempotencyStatus.IN_PROGRESS.value,
+            ],
+        )
+        stored = cursor.rowcount
     if not stored:
         raise IdempotencyKeyInProgress()
+
+
+@functools.cache
+def _complete_statement() -> str:
+    quote = connection.ops.quote_name
+    meta = IdempotencyKey._meta
+
+    def column(name: str) -> str:
+        return quote(meta.get_field(name).column)
+
+    settings = ", ".join(
+        f"{column(name)} = %s"
+        for name in ("status", "response_status", "response_body", "completed_at")
+    )
+    return (
+        f"UPDATE {quote(meta.db_table)} SET {settings} "  # noqa: S608 - names from the model
+        f"WHERE {column('id')} = %s AND {column('claim_token')} = %s AND {column('status')} = %s"
+    )
 
 
 def idempotency_release(*, claim: Claim) -> None:
