@@ -1,5 +1,6 @@
 """The partner family's endpoints: `/integrations/partner-a/*` and its partner-b/c twins."""
 
+from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
@@ -77,7 +78,10 @@ class PartnerOrdersApi(IntegrationApiView):
             return 201, PartnerOrderCreatedOutput(order).data
 
         if key is None:
-            status, body = create()
+            # The request's transaction, as idempotent_run opens one for a keyed request: the
+            # service joins it without a savepoint of its own (partner_order_create).
+            with transaction.atomic():
+                status, body = create()
             return Response(body, status=status)
         result = idempotency.idempotent_run(
             api_key_id=principal.key_id,

@@ -252,7 +252,11 @@ def partner_order_create(
         organization_id=organization_id, name=draft.delivery_zone, lat=dropoff[0], lng=dropoff[1]
     )
     choice = _window_chosen(draft=draft, zone=zone)
-    with transaction.atomic():
+    # Joins the request's transaction without a savepoint (two round trips per order): any
+    # failure here ends the request, and its transaction rolls back whole (the view opens it,
+    # or idempotent_run with the stored answer). A caller that wants to go on after a failure
+    # opens a savepoint itself.
+    with transaction.atomic(savepoint=False):
         _duplicate_refuse(organization_id=organization_id, external_ref=draft.external_ref)
         window_load = (
             window_services.window_book(zone=zone, start=choice.window.start, end=choice.window.end)
