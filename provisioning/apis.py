@@ -183,7 +183,7 @@ class ApiKeysApi(ProvisioningApiView):
         organization = tenant_selectors.organization_get(organization_id=org_id)
         data = _validated(ApiKeyCreateInput, request.data)
         issued = tenant_services.api_key_create(
-            organization=organization,
+            organization_id=organization.id,
             name=data["name"],
             platform=data.get("platform") or "standard",
             webhook_url=data.get("webhookUrl") or "",

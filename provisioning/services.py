@@ -132,6 +132,7 @@ def organization_provision(
     )
 
 
+# Takes `organization`, not `organization_id`: it acts on the organization itself.
 def admin_add(*, organization: Organization, email: str, name: str = "") -> AdminProvisioned:
     """Makes a user an admin of the organization; users who never set a password get an invite."""
     with transaction.atomic():

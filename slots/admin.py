@@ -59,7 +59,7 @@ class SlotPolicyAdmin(OrganizationScopedAdmin):
     def save_model(self, request, obj, form, change):
         self.check_organization_allowed(request, obj)
         policy = services.slot_policy_update(
-            organization=obj.organization,
+            organization_id=obj.organization_id,
             timezone_name=obj.timezone,
             default_duration_minutes=obj.default_duration_minutes,
             default_cutoff_minutes=obj.default_cutoff_minutes,
@@ -204,7 +204,7 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
                 )
             else:
                 saved = services.slot_template_create(
-                    organization=obj.zone.organization,
+                    organization_id=obj.zone.organization_id,
                     zone=obj.zone,
                     day_of_week=obj.day_of_week,
                     start_time=obj.start_time,

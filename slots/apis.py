@@ -122,7 +122,7 @@ class SlotPolicyApi(ManagementApiView):
         serializer = SlotPolicyInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         policy = services.slot_policy_update(
-            organization=organization, **serializer.service_arguments()
+            organization_id=organization.id, **serializer.service_arguments()
         )
         return Response(SlotPolicyOutput(policy).data)
 
@@ -155,7 +155,7 @@ class SlotTemplatesApi(ManagementApiView):
         serializer = SlotTemplateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         template = services.slot_template_create(
-            organization=organization,
+            organization_id=organization.id,
             zone=_slot_zone(organization=organization, zone_id=serializer.validated_data["zoneId"]),
             **serializer.service_arguments(),
         )

@@ -102,7 +102,7 @@ class ManagedApiKeysApi(ManagementApiView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         issued = services.api_key_create(
-            organization=organization,
+            organization_id=organization.id,
             name=data["name"],
             platform=data.get("platform") or "standard",
             webhook_url=data.get("webhookUrl") or "",

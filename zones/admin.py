@@ -160,7 +160,7 @@ class ZoneAdmin(OrganizationScopedAdmin):
             zone = services.zone_update(zone=obj, slug=obj.slug, **fields)
         else:
             zone = services.zone_create(
-                organization=obj.organization, slug=obj.slug or None, **fields
+                organization_id=obj.organization_id, slug=obj.slug or None, **fields
             )
         form.instance = zone
         obj.pk, obj.slug = zone.pk, zone.slug

@@ -153,7 +153,9 @@ class ZonesApi(ManagementApiView):
         organization = self.get_organization()
         serializer = ZoneInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        zone = services.zone_create(organization=organization, **serializer.service_arguments())
+        zone = services.zone_create(
+            organization_id=organization.id, **serializer.service_arguments()
+        )
         return Response(ZoneOutput(zone).data, status=201)
 
 
