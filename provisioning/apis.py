@@ -181,14 +181,10 @@ class ApiKeysApi(ProvisioningApiView):
     )
     def post(self, request, org_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
-        data = _validated(ApiKeyCreateInput, request.data)
+        serializer = ApiKeyCreateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
         issued = tenant_services.api_key_create(
-            organization_id=organization.id,
-            name=data["name"],
-            platform=data.get("platform") or "standard",
-            webhook_url=data.get("webhookUrl") or "",
-            test=data.get("test", False),
-            webhook_events=data.get("webhookEvents"),
+            organization_id=organization.id, **serializer.service_arguments()
         )
         return Response(ApiKeyIssuedOutput(issued).data, status=201)
 
@@ -209,14 +205,9 @@ class ApiKeyDetailApi(ProvisioningApiView):
     def post(self, request, org_id, key_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
         api_key = tenant_selectors.api_key_get(organization_id=organization.id, key_id=key_id)
-        data = _validated(ApiKeyUpdateInput, request.data)
-        updated = tenant_services.api_key_update(
-            api_key=api_key,
-            name=data.get("name"),
-            platform=data.get("platform"),
-            webhook_url=(data.get("webhookUrl") or "") if "webhookUrl" in data else None,
-            webhook_events=data.get("webhookEvents", tenant_services.UNCHANGED),
-        )
+        serializer = ApiKeyUpdateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        updated = tenant_services.api_key_update(api_key=api_key, **serializer.service_arguments())
         return Response(ApiKeyListOutput(updated).data)
 
     @extend_schema(tags=TAG, responses={200: ApiKeyRevokedOutput, **errors(401, 404, 429)})

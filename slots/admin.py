@@ -190,28 +190,21 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
     def save_model(self, request, obj, form, change):
         obj.organization_id = obj.zone.organization_id
         self.check_organization_allowed(request, obj)
+        fields = {
+            "zone": obj.zone,
+            "day_of_week": obj.day_of_week,
+            "start_time": obj.start_time,
+            "duration_minutes": obj.duration_minutes,
+            "cutoff_minutes": obj.cutoff_minutes,
+            "cutoff_day_before_at": obj.cutoff_day_before_at,
+            "vehicle_capacity": obj.vehicle_capacity,
+        }
         try:
             if change:
-                saved = services.slot_template_update(
-                    template=obj,
-                    zone=obj.zone,
-                    day_of_week=obj.day_of_week,
-                    start_time=obj.start_time,
-                    duration_minutes=obj.duration_minutes,
-                    cutoff_minutes=obj.cutoff_minutes,
-                    cutoff_day_before_at=obj.cutoff_day_before_at,
-                    vehicle_capacity=obj.vehicle_capacity,
-                )
+                saved = services.slot_template_update(template=obj, **fields)
             else:
                 saved = services.slot_template_create(
-                    organization_id=obj.zone.organization_id,
-                    zone=obj.zone,
-                    day_of_week=obj.day_of_week,
-                    start_time=obj.start_time,
-                    duration_minutes=obj.duration_minutes,
-                    cutoff_minutes=obj.cutoff_minutes,
-                    cutoff_day_before_at=obj.cutoff_day_before_at,
-                    vehicle_capacity=obj.vehicle_capacity,
+                    organization_id=obj.zone.organization_id, **fields
                 )
         except ApplicationError as exc:
             # The form checked everything but a concurrent duplicate; say so instead of a 500.

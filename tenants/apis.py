@@ -100,14 +100,8 @@ class ManagedApiKeysApi(ManagementApiView):
         organization = self.get_organization()
         serializer = ApiKeyCreateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
         issued = services.api_key_create(
-            organization_id=organization.id,
-            name=data["name"],
-            platform=data.get("platform") or "standard",
-            webhook_url=data.get("webhookUrl") or "",
-            test=data.get("test", False),
-            webhook_events=data.get("webhookEvents"),
+            organization_id=organization.id, **serializer.service_arguments()
         )
         return Response(ApiKeyIssuedOutput(issued).data, status=201)
 
@@ -126,14 +120,7 @@ class ManagedApiKeyDetailApi(ManagementApiView):
         api_key = selectors.api_key_get(organization_id=self.get_organization().id, key_id=key_id)
         serializer = ApiKeyUpdateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        updated = services.api_key_update(
-            api_key=api_key,
-            name=data.get("name"),
-            platform=data.get("platform"),
-            webhook_url=(data.get("webhookUrl") or "") if "webhookUrl" in data else None,
-            webhook_events=data.get("webhookEvents", services.UNCHANGED),
-        )
+        updated = services.api_key_update(api_key=api_key, **serializer.service_arguments())
         return Response(ApiKeyListOutput(updated).data)
 
 
