@@ -6,6 +6,7 @@ from rest_framework.response import Response
 
 from delivery.fields import StrictCharField
 from delivery.schema import errors
+from delivery.serializers import valid_serializer
 from tenants import selectors, services
 from tenants.api_bases import ManagementApiView, PublicApiView
 from tenants.serializers import (
@@ -64,8 +65,7 @@ class AuthTokenApi(PublicApiView):
         tags=TAG, request=TokenCreateInput, responses={200: TokenOutput, **errors(400, 401)}
     )
     def post(self, request):
-        serializer = TokenCreateInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(TokenCreateInput, request.data)
         issued = services.auth_token_create(**serializer.validated_data)
         user = issued.token.user
         organizations = selectors.admin_organizations(user=user)
@@ -98,8 +98,7 @@ class ManagedApiKeysApi(ManagementApiView):
     )
     def post(self, request, org_id):
         organization = self.get_organization()
-        serializer = ApiKeyCreateInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(ApiKeyCreateInput, request.data)
         issued = services.api_key_create(
             organization_id=organization.id, **serializer.service_arguments()
         )
@@ -118,8 +117,7 @@ class ManagedApiKeyDetailApi(ManagementApiView):
     )
     def patch(self, request, org_id, key_id):
         api_key = selectors.api_key_get(organization_id=self.get_organization().id, key_id=key_id)
-        serializer = ApiKeyUpdateInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(ApiKeyUpdateInput, request.data)
         updated = services.api_key_update(api_key=api_key, **serializer.service_arguments())
         return Response(ApiKeyListOutput(updated).data)
 
@@ -135,8 +133,7 @@ class DriversApi(ManagementApiView):
     )
     def post(self, request, org_id):
         organization = self.get_organization()
-        serializer = DriverInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(DriverInput, request.data)
         driver = services.driver_create(
             organization_id=organization.id, **serializer.validated_data
         )
@@ -158,7 +155,6 @@ class DriverDetailApi(ManagementApiView):
         driver = selectors.driver_get(
             organization_id=self.get_organization().id, driver_id=driver_id
         )
-        serializer = DriverInput(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(DriverInput, request.data, partial=True)
         driver = services.driver_update(driver=driver, **serializer.validated_data)
         return Response(DriverOutput(driver).data)
