@@ -75,7 +75,7 @@ class SlotPolicyAdmin(OrganizationScopedAdmin):
             try:
                 created = services.slot_templates_seed(organization_id=policy.organization_id)
             except ApplicationError as exc:
-                self.message_user(request, "; ".join(_messages_of(exc)), messages.ERROR)
+                self.message_user(request, str(exc), messages.ERROR)
                 continue
             self.message_user(
                 request,
@@ -208,7 +208,7 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
                 )
         except ApplicationError as exc:
             # The form checked everything but a concurrent duplicate; say so instead of a 500.
-            self.message_user(request, "; ".join(_messages_of(exc)), messages.ERROR)
+            self.message_user(request, str(exc), messages.ERROR)
             return
         obj.pk = saved.pk
 
