@@ -115,13 +115,7 @@ def _provisioned(
 ) -> AdminProvisioned:
     """The answer for an admin `_add_admin` added; called after the commit (`_deliver`)."""
     user, is_new_user, already_member, invite = added
-    return AdminProvisioned(
-        organization=organization,
-        user=user,
-        is_new_user=is_new_user,
-        already_member=already_member,
-        invite=_deliver(invite),
-    )
+    return AdminProvisioned(organization, user, is_new_user, already_member, _deliver(invite))
 
 
 def organization_provision(
