@@ -145,7 +145,7 @@ class Data:
         _template, day = self.slots.hot
         capacity = [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": FULL_SLOT_CAPACITY}]
         template = slot_services.slot_template_create(
-            organization=self.slots.organization,
+            organization_id=self.slots.organization.id,
             zone=self.slots.zone,
             day_of_week=day_of_week(day),
             start_time=day_time(20),

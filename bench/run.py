@@ -238,7 +238,7 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     data = load.Data(webhook_url=f"{load_receiver.url}/hook")
     hook_organization = organization_create(name="Bench webhooks", slug="bench-webhooks")
     api_key_create(
-        organization=hook_organization,
+        organization_id=hook_organization.id,
         name="bench",
         platform="partner_a",
         webhook_url=f"{hook_receiver.url}/hook",

@@ -8,6 +8,8 @@ from http import HTTPStatus
 
 
 class ApplicationError(Exception):
+    """`str(error)` is the message, a list's entries joined by "; " (as admin messages show it)."""
+
     status_code: int = HTTPStatus.BAD_REQUEST
     default_message: str = "Bad request"
 

@@ -65,7 +65,10 @@ def _ensure_bench_table(cursor) -> None:
         _bench_table_ready = True
 
 
-class DbWriteApi(APIView):
+class _BenchRowWriteApi(APIView):
+    """A write reference: `write` runs in one transaction on the reference table and returns the
+    body of the 201."""
+
     authentication_classes: list = []
 
     @extend_schema(exclude=True)
@@ -73,23 +76,25 @@ class DbWriteApi(APIView):
         _require_bench_mode()
         with transaction.atomic(), connection.cursor() as cursor:
             _ensure_bench_table(cursor)
-            cursor.execute("INSERT INTO bench_reference_row (counter) VALUES (0) RETURNING id")
-            row_id = cursor.fetchone()[0]
-        return Response({"id": row_id}, status=201)
+            body = self.write(cursor)
+        return Response(body, status=201)
+
+    def write(self, cursor) -> dict:
+        raise NotImplementedError
 
 
-class BookHotApi(APIView):
-    authentication_classes: list = []
+class DbWriteApi(_BenchRowWriteApi):
+    def write(self, cursor) -> dict:
+        cursor.execute("INSERT INTO bench_reference_row (counter) VALUES (0) RETURNING id")
+        return {"id": cursor.fetchone()[0]}
 
-    @extend_schema(exclude=True)
-    def post(self, request):
-        _require_bench_mode()
-        with transaction.atomic(), connection.cursor() as cursor:
-            _ensure_bench_table(cursor)
-            cursor.execute(
-                "INSERT INTO bench_reference_row (id, counter) VALUES (1, 0) ON CONFLICT DO NOTHING"
-            )
-            cursor.execute("SELECT counter FROM bench_reference_row WHERE id = 1 FOR UPDATE")
-            counter = cursor.fetchone()[0]
-            cursor.execute("UPDATE bench_reference_row SET counter = counter + 1 WHERE id = 1")
-        return Response({"counter": counter + 1}, status=201)
+
+class BookHotApi(_BenchRowWriteApi):
+    def write(self, cursor) -> dict:
+        cursor.execute(
+            "INSERT INTO bench_reference_row (id, counter) VALUES (1, 0) ON CONFLICT DO NOTHING"
+        )
+        cursor.execute("SELECT counter FROM bench_reference_row WHERE id = 1 FOR UPDATE")
+        counter = cursor.fetchone()[0]
+        cursor.execute("UPDATE bench_reference_row SET counter = counter + 1 WHERE id = 1")
+        return {"counter": counter + 1}

@@ -2,10 +2,12 @@
 inline, and
 status changes only through `order_transition` (admin actions), never by editing the field."""
 
+from collections.abc import Callable
+
 from django import forms
 from django.contrib import admin, messages
 
-from delivery.errors import ApplicationError
+from delivery.errors import ApplicationError, NotFound
 from delivery.fields import parse_uuid
 from integrations.models import Order, OrderStatus, OrderStatusEvent
 from integrations.services import orders as order_services
@@ -113,51 +115,58 @@ class OrderAdmin(OrganizationScopedAdmin):
                 self.message_user(request, "Driver not found", level=messages.ERROR)
                 return
         reason = request.POST.get("reason", "")[:500]
-        moved, refused = 0, []
-        for order in queryset:
+
+        def move(order: Order) -> None:
             if driver is not None and driver.organization_id != order.organization_id:
-                refused.append(f"{order.external_ref}: Driver not found")
-                continue
-            try:
-                order_services.order_transition(
-                    order=order,
-                    to_status=to_status,
-                    actor=request.user.get_username(),
-                    driver=driver,
-                    reason=reason,
-                )
-            except ApplicationError as exc:
-                message = exc.message if isinstance(exc.message, str) else "; ".join(exc.message)
-                refused.append(message)
-                continue
-            moved += 1
-        if moved:
-            self.message_user(request, f"Moved {moved} order(s) to {to_status}.")
-        for message in refused:
-            self.message_user(request, message, level=messages.ERROR)
+                raise NotFound(f"{order.external_ref}: Driver not found")
+            order_services.order_transition(
+                order=order,
+                to_status=to_status,
+                actor=request.user.get_username(),
+                driver=driver,
+                reason=reason,
+            )
+
+        self._each_order(
+            request, queryset, move, lambda moved: f"Moved {moved} order(s) to {to_status}."
+        )
 
     def simulate_selected(self, request, queryset, outcome: str) -> None:
         """The management API's simulate, per selected order, at the default pace."""
-        started, refused = 0, []
-        for order in queryset.select_related("organization"):
-            try:
-                sandbox.order_simulation_start(
-                    organization_id=order.organization_id,
-                    order_id=order.id,
-                    outcome=outcome,
-                    actor=f"sandbox ({request.user.get_username()})",
-                )
-            except ApplicationError as exc:
-                message = exc.message if isinstance(exc.message, str) else "; ".join(exc.message)
-                refused.append(message)
-                continue
-            started += 1
-        if started:
-            self.message_user(
-                request,
-                f"Simulating {started} order(s) until {outcome}, one status every "
-                f"{sandbox.DEFAULT_STEP_SECONDS} s.",
+
+        def simulate(order: Order) -> None:
+            sandbox.order_simulation_start(
+                organization_id=order.organization_id,
+                order_id=order.id,
+                outcome=outcome,
+                actor=f"sandbox ({request.user.get_username()})",
             )
+
+        self._each_order(
+            request,
+            queryset.select_related("organization"),
+            simulate,
+            lambda started: (
+                f"Simulating {started} order(s) until {outcome}, one status every "
+                f"{sandbox.DEFAULT_STEP_SECONDS} s."
+            ),
+        )
+
+    def _each_order(
+        self, request, orders, act: Callable[[Order], None], done_message: Callable[[int], str]
+    ) -> None:
+        """`act` on each order: a refused order (an ApplicationError) does not stop the others;
+        one message says how many went through (if any), then one error message per refusal."""
+        done, refused = 0, []
+        for order in orders:
+            try:
+                act(order)
+            except ApplicationError as exc:
+                refused.append(str(exc))  # the message, a list's entries joined by "; "
+                continue
+            done += 1
+        if done:
+            self.message_user(request, done_message(done))
         for message in refused:
             self.message_user(request, message, level=messages.ERROR)
 

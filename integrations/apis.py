@@ -6,6 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 
 from delivery.schema import errors
+from delivery.serializers import valid_serializer
 from integrations import selectors
 from integrations.models import OrderStatus
 from integrations.serializers import (
@@ -40,8 +41,7 @@ class ManagedOrdersApi(ManagementApiView):
     )
     def get(self, request, org_id):
         organization = self.get_organization()
-        serializer = OrderListQuery(data=request.query_params)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(OrderListQuery, request.query_params)
         params = serializer.validated_data
         page = selectors.order_page(
             organization_id=organization.id,
@@ -73,8 +73,7 @@ class ManagedOrderTransitionApi(ManagementApiView):
     )
     def post(self, request, org_id, order_id):
         organization = self.get_organization()
-        serializer = OrderTransitionInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(OrderTransitionInput, request.data)
         data = serializer.validated_data
         order = selectors.order_get(organization_id=organization.id, order_id=order_id)
         driver = (
@@ -110,8 +109,7 @@ class ManagedOrderSimulateApi(ManagementApiView):
     )
     def post(self, request, org_id, order_id):
         organization = self.get_organization()
-        serializer = OrderSimulationInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(OrderSimulationInput, request.data)
         data = serializer.validated_data
         simulation = sandbox.order_simulation_start(
             organization_id=organization.id,

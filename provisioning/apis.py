@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from delivery.schema import errors
+from delivery.serializers import valid_serializer
 from delivery.throttling import ClientAddressThrottle
 from provisioning import selectors as provisioning_selectors
 from provisioning import services
@@ -37,12 +38,6 @@ from tenants.serializers import (
 TAG = ["provisioning"]
 
 
-def _validated(serializer_class, data):
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
 class OrganizationsApi(ProvisioningApiView):
     rate_limits = {"GET": "organizations.list", "POST": "organizations.create"}
 
@@ -59,7 +54,7 @@ class OrganizationsApi(ProvisioningApiView):
         responses={201: OrganizationCreatedOutput, **errors(400, 401, 413, 415, 429)},
     )
     def post(self, request):
-        data = _validated(OrganizationCreateInput, request.data)
+        data = valid_serializer(OrganizationCreateInput, request.data).validated_data
         result = services.organization_provision(
             name=data["name"],
             slug=data.get("slug"),
@@ -84,7 +79,7 @@ class OrganizationDetailApi(ProvisioningApiView):
     )
     def patch(self, request, org_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
-        data = _validated(OrganizationUpdateInput, request.data)
+        data = valid_serializer(OrganizationUpdateInput, request.data).validated_data
         updated = tenant_services.organization_update(
             organization=organization, name=data.get("name"), is_active=data.get("is_active")
         )
@@ -101,7 +96,7 @@ class OrganizationAdminsApi(ProvisioningApiView):
     )
     def post(self, request, org_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
-        data = _validated(AdminAddInput, request.data)
+        data = valid_serializer(AdminAddInput, request.data).validated_data
         result = services.admin_add(
             organization=organization, email=data["email"], name=data.get("name", "")
         )
@@ -130,7 +125,7 @@ class AdminResetPasswordApi(ProvisioningApiView):
     )
     def post(self, request, user_id):
         user = tenant_selectors.user_get(user_id=user_id)
-        data = _validated(PasswordResetInput, request.data)
+        data = valid_serializer(PasswordResetInput, request.data).validated_data
         generated = services.password_reset(user=user, password=data.get("password"))
         body = {"ok": True, "email": user.email}
         if generated is not None:
@@ -160,7 +155,7 @@ class InviteAcceptApi(PublicApiView):
         responses={200: InviteAcceptedOutput, **errors(400, 404, 429)},
     )
     def post(self, request, token):
-        data = _validated(InviteAcceptInput, request.data)
+        data = valid_serializer(InviteAcceptInput, request.data).validated_data
         invite = services.invite_accept(token=token, password=data["password"])
         return Response(InviteAcceptedOutput({"ok": True, "email": invite.user.email}).data)
 
@@ -181,14 +176,9 @@ class ApiKeysApi(ProvisioningApiView):
     )
     def post(self, request, org_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
-        data = _validated(ApiKeyCreateInput, request.data)
+        serializer = valid_serializer(ApiKeyCreateInput, request.data)
         issued = tenant_services.api_key_create(
-            organization=organization,
-            name=data["name"],
-            platform=data.get("platform") or "standard",
-            webhook_url=data.get("webhookUrl") or "",
-            test=data.get("test", False),
-            webhook_events=data.get("webhookEvents"),
+            organization_id=organization.id, **serializer.service_arguments()
         )
         return Response(ApiKeyIssuedOutput(issued).data, status=201)
 
@@ -209,14 +199,8 @@ class ApiKeyDetailApi(ProvisioningApiView):
     def post(self, request, org_id, key_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
         api_key = tenant_selectors.api_key_get(organization_id=organization.id, key_id=key_id)
-        data = _validated(ApiKeyUpdateInput, request.data)
-        updated = tenant_services.api_key_update(
-            api_key=api_key,
-            name=data.get("name"),
-            platform=data.get("platform"),
-            webhook_url=(data.get("webhookUrl") or "") if "webhookUrl" in data else None,
-            webhook_events=data.get("webhookEvents", tenant_services.UNCHANGED),
-        )
+        serializer = valid_serializer(ApiKeyUpdateInput, request.data)
+        updated = tenant_services.api_key_update(api_key=api_key, **serializer.service_arguments())
         return Response(ApiKeyListOutput(updated).data)
 
     @extend_schema(tags=TAG, responses={200: ApiKeyRevokedOutput, **errors(401, 404, 429)})

@@ -110,6 +110,14 @@ def _add_admin(
     return user, is_new_user, already_member, invite
 
 
+def _provisioned(
+    organization: Organization, added: tuple[User, bool, bool, tuple[Invite, str] | None]
+) -> AdminProvisioned:
+    """The answer for an admin `_add_admin` added; called after the commit (`_deliver`)."""
+    user, is_new_user, already_member, invite = added
+    return AdminProvisioned(organization, user, is_new_user, already_member, _deliver(invite))
+
+
 def organization_provision(
     *, name: str, slug: str | None, admin_email: str, admin_name: str = ""
 ) -> AdminProvisioned:
@@ -117,37 +125,26 @@ def organization_provision(
     with transaction.atomic():
         organization = organization_create(name=name, slug=slug)
         # interface: the invite is null when the user already exists.
-        user, is_new_user, _, invite = _add_admin(
+        added = _add_admin(
             organization=organization,
             email=admin_email,
             name=admin_name,
             invite_existing_without_password=False,
         )
-    return AdminProvisioned(
-        organization=organization,
-        user=user,
-        is_new_user=is_new_user,
-        already_member=False,
-        invite=_deliver(invite),
-    )
+    return _provisioned(organization, added)  # a new organization: already_member is False
 
 
+# Takes `organization`, not `organization_id`: it acts on the organization itself.
 def admin_add(*, organization: Organization, email: str, name: str = "") -> AdminProvisioned:
     """Makes a user an admin of the organization; users who never set a password get an invite."""
     with transaction.atomic():
-        user, is_new_user, already_member, invite = _add_admin(
+        added = _add_admin(
             organization=organization,
             email=email,
             name=name,
             invite_existing_without_password=True,
         )
-    return AdminProvisioned(
-        organization=organization,
-        user=user,
-        is_new_user=is_new_user,
-        already_member=already_member,
-        invite=_deliver(invite),
-    )
+    return _provisioned(organization, added)
 
 
 def invite_resend(*, user: User) -> IssuedInvite:

@@ -59,7 +59,7 @@ class SlotPolicyAdmin(OrganizationScopedAdmin):
     def save_model(self, request, obj, form, change):
         self.check_organization_allowed(request, obj)
         policy = services.slot_policy_update(
-            organization=obj.organization,
+            organization_id=obj.organization_id,
             timezone_name=obj.timezone,
             default_duration_minutes=obj.default_duration_minutes,
             default_cutoff_minutes=obj.default_cutoff_minutes,
@@ -75,7 +75,7 @@ class SlotPolicyAdmin(OrganizationScopedAdmin):
             try:
                 created = services.slot_templates_seed(organization_id=policy.organization_id)
             except ApplicationError as exc:
-                self.message_user(request, "; ".join(_messages_of(exc)), messages.ERROR)
+                self.message_user(request, str(exc), messages.ERROR)
                 continue
             self.message_user(
                 request,
@@ -190,32 +190,25 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
     def save_model(self, request, obj, form, change):
         obj.organization_id = obj.zone.organization_id
         self.check_organization_allowed(request, obj)
+        fields = {
+            "zone": obj.zone,
+            "day_of_week": obj.day_of_week,
+            "start_time": obj.start_time,
+            "duration_minutes": obj.duration_minutes,
+            "cutoff_minutes": obj.cutoff_minutes,
+            "cutoff_day_before_at": obj.cutoff_day_before_at,
+            "vehicle_capacity": obj.vehicle_capacity,
+        }
         try:
             if change:
-                saved = services.slot_template_update(
-                    template=obj,
-                    zone=obj.zone,
-                    day_of_week=obj.day_of_week,
-                    start_time=obj.start_time,
-                    duration_minutes=obj.duration_minutes,
-                    cutoff_minutes=obj.cutoff_minutes,
-                    cutoff_day_before_at=obj.cutoff_day_before_at,
-                    vehicle_capacity=obj.vehicle_capacity,
-                )
+                saved = services.slot_template_update(template=obj, **fields)
             else:
                 saved = services.slot_template_create(
-                    organization=obj.zone.organization,
-                    zone=obj.zone,
-                    day_of_week=obj.day_of_week,
-                    start_time=obj.start_time,
-                    duration_minutes=obj.duration_minutes,
-                    cutoff_minutes=obj.cutoff_minutes,
-                    cutoff_day_before_at=obj.cutoff_day_before_at,
-                    vehicle_capacity=obj.vehicle_capacity,
+                    organization_id=obj.zone.organization_id, **fields
                 )
         except ApplicationError as exc:
             # The form checked everything but a concurrent duplicate; say so instead of a 500.
-            self.message_user(request, "; ".join(_messages_of(exc)), messages.ERROR)
+            self.message_user(request, str(exc), messages.ERROR)
             return
         obj.pk = saved.pk
 

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from delivery.errors import ValidationFailed
 from delivery.fields import parse_uuid
 from delivery.schema import errors
+from delivery.serializers import valid_serializer
 from slots import selectors, services
 from slots.serializers import (
     BulkAvailabilityOutput,
@@ -65,8 +66,7 @@ class BulkAvailabilityApi(ApiKeyApiView):
         "apart) with its slots ascending by start; a date without slots has an empty array.",
     )
     def get(self, request):
-        serializer = BulkAvailabilityQueryInput(data=request.query_params)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(BulkAvailabilityQueryInput, request.query_params)
         query = serializer.validated_data
         availability = _availability(request, query.zone, query.start_date, query.end_date)
         day_output = DayAvailabilityOutput()
@@ -87,8 +87,7 @@ class DayAvailabilityApi(ApiKeyApiView):
         description="The slots of one date, ascending by start.",
     )
     def get(self, request):
-        serializer = DayAvailabilityQueryInput(data=request.query_params)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(DayAvailabilityQueryInput, request.query_params)
         query = serializer.validated_data
         availability = _availability(request, query.zone, query.date, query.date)
         (day,) = availability.days
@@ -119,10 +118,9 @@ class SlotPolicyApi(ManagementApiView):
     )
     def put(self, request, org_id):
         organization = self.get_organization()
-        serializer = SlotPolicyInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(SlotPolicyInput, request.data)
         policy = services.slot_policy_update(
-            organization=organization, **serializer.service_arguments()
+            organization_id=organization.id, **serializer.service_arguments()
         )
         return Response(SlotPolicyOutput(policy).data)
 
@@ -152,10 +150,9 @@ class SlotTemplatesApi(ManagementApiView):
     )
     def post(self, request, org_id):
         organization = self.get_organization()
-        serializer = SlotTemplateInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(SlotTemplateInput, request.data)
         template = services.slot_template_create(
-            organization=organization,
+            organization_id=organization.id,
             zone=_slot_zone(organization=organization, zone_id=serializer.validated_data["zoneId"]),
             **serializer.service_arguments(),
         )
@@ -179,8 +176,7 @@ class SlotTemplateDetailApi(ManagementApiView):
     )
     def patch(self, request, org_id, template_id):
         template = self._template(template_id)
-        serializer = SlotTemplateInput(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(SlotTemplateInput, request.data, partial=True)
         arguments = serializer.service_arguments()
         if "zoneId" in serializer.validated_data:
             arguments["zone"] = _slot_zone(
@@ -207,8 +203,7 @@ class SlotTemplatesSeedApi(ManagementApiView):
     )
     def post(self, request, org_id):
         organization = self.get_organization()
-        serializer = SlotTemplateSeedInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(SlotTemplateSeedInput, request.data)
         data = serializer.validated_data
         zones = None
         if "zoneIds" in data:

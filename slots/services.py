@@ -49,7 +49,6 @@ from slots.occurrences import (
     hh_mm,
     minutes_of,
 )
-from tenants.models import Organization
 from webhooks import events as webhook_events
 from zones import selectors as zone_selectors
 from zones.geometry import polygon_from_geodata
@@ -83,7 +82,7 @@ def slot_policy_get_or_create(*, organization_id: UUID | str) -> SlotPolicy:
 @transaction.atomic
 def slot_policy_update(
     *,
-    organization: Organization,
+    organization_id: UUID | str,
     timezone_name: str = _UNSET,
     default_duration_minutes: int = _UNSET,
     default_cutoff_minutes: int = _UNSET,
@@ -91,8 +90,8 @@ def slot_policy_update(
     default_pickup_address: str = _UNSET,
 ) -> SlotPolicy:
     """Changes the given fields of the policy (the others keep their values)."""
-    slot_policy_get_or_create(organization_id=organization.id)
-    policy = SlotPolicy.objects.select_for_update().get(organization_id=organization.id)
+    slot_policy_get_or_create(organization_id=organization_id)
+    policy = SlotPolicy.objects.select_for_update().get(organization_id=organization_id)
     changes = {
         "timezone": timezone_name,
         "default_duration_minutes": default_duration_minutes,
@@ -168,7 +167,7 @@ def _check_one_cutoff(cutoff_minutes: int | None, cutoff_day_before_at: time | N
 @transaction.atomic
 def slot_template_create(
     *,
-    organization: Organization,
+    organization_id: UUID | str,
     zone: Zone,
     day_of_week: int,
     start_time: time,
@@ -182,14 +181,14 @@ def slot_template_create(
     from the organization's slot policy. 409 when a live template of the zone already starts
     at that weekday and time. The cutoff is `cutoff_minutes` or `cutoff_day_before_at`, never
     both (400); with neither, the policy's default minutes."""
-    if zone.organization_id != organization.id:
+    if str(zone.organization_id) != str(organization_id):
         raise ValueError("zone of another organization")
     _check_one_cutoff(cutoff_minutes, cutoff_day_before_at)
     _check_zone(zone)
-    policy = slot_policy_get_or_create(organization_id=organization.id)
+    policy = slot_policy_get_or_create(organization_id=organization_id)
     now = timezone.now()
     template = SlotTemplate(
-        organization=organization,
+        organization_id=zone.organization_id,
         zone=zone,
         day_of_week=day_of_week,
         start_time=start_time,

@@ -181,7 +181,7 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
             return
         self.check_organization_allowed(request, obj)
         issued = services.api_key_create(
-            organization=obj.organization,
+            organization_id=obj.organization_id,
             name=obj.name,
             platform=obj.platform or Platform.STANDARD,
             webhook_url=obj.webhook_url,

@@ -6,6 +6,7 @@ from rest_framework.response import Response
 
 from delivery.fields import StrictCharField
 from delivery.schema import errors
+from delivery.serializers import valid_serializer
 from tenants import selectors, services
 from tenants.api_bases import ManagementApiView, PublicApiView
 from tenants.serializers import (
@@ -64,8 +65,7 @@ class AuthTokenApi(PublicApiView):
         tags=TAG, request=TokenCreateInput, responses={200: TokenOutput, **errors(400, 401)}
     )
     def post(self, request):
-        serializer = TokenCreateInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(TokenCreateInput, request.data)
         issued = services.auth_token_create(**serializer.validated_data)
         user = issued.token.user
         organizations = selectors.admin_organizations(user=user)
@@ -98,16 +98,9 @@ class ManagedApiKeysApi(ManagementApiView):
     )
     def post(self, request, org_id):
         organization = self.get_organization()
-        serializer = ApiKeyCreateInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        serializer = valid_serializer(ApiKeyCreateInput, request.data)
         issued = services.api_key_create(
-            organization=organization,
-            name=data["name"],
-            platform=data.get("platform") or "standard",
-            webhook_url=data.get("webhookUrl") or "",
-            test=data.get("test", False),
-            webhook_events=data.get("webhookEvents"),
+            organization_id=organization.id, **serializer.service_arguments()
         )
         return Response(ApiKeyIssuedOutput(issued).data, status=201)
 
@@ -124,16 +117,8 @@ class ManagedApiKeyDetailApi(ManagementApiView):
     )
     def patch(self, request, org_id, key_id):
         api_key = selectors.api_key_get(organization_id=self.get_organization().id, key_id=key_id)
-        serializer = ApiKeyUpdateInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        updated = services.api_key_update(
-            api_key=api_key,
-            name=data.get("name"),
-            platform=data.get("platform"),
-            webhook_url=(data.get("webhookUrl") or "") if "webhookUrl" in data else None,
-            webhook_events=data.get("webhookEvents", services.UNCHANGED),
-        )
+        serializer = valid_serializer(ApiKeyUpdateInput, request.data)
+        updated = services.api_key_update(api_key=api_key, **serializer.service_arguments())
         return Response(ApiKeyListOutput(updated).data)
 
 
@@ -148,8 +133,7 @@ class DriversApi(ManagementApiView):
     )
     def post(self, request, org_id):
         organization = self.get_organization()
-        serializer = DriverInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(DriverInput, request.data)
         driver = services.driver_create(
             organization_id=organization.id, **serializer.validated_data
         )
@@ -171,7 +155,6 @@ class DriverDetailApi(ManagementApiView):
         driver = selectors.driver_get(
             organization_id=self.get_organization().id, driver_id=driver_id
         )
-        serializer = DriverInput(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(DriverInput, request.data, partial=True)
         driver = services.driver_update(driver=driver, **serializer.validated_data)
         return Response(DriverOutput(driver).data)

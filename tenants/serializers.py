@@ -62,6 +62,18 @@ class ApiKeyCreateInput(serializers.Serializer):
     webhookUrl = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
     webhookEvents = WebhookEventsField()
 
+    def service_arguments(self) -> dict:
+        """validated_data as `tenants.services.api_key_create` takes it, for the management and
+        the provisioning API alike (absent platform: standard; null webhookUrl: none)."""
+        data = self.validated_data
+        return {
+            "name": data["name"],
+            "platform": data.get("platform") or "standard",
+            "webhook_url": data.get("webhookUrl") or "",
+            "test": data.get("test", False),
+            "webhook_events": data.get("webhookEvents"),
+        }
+
 
 class ApiKeyUpdateInput(serializers.Serializer):
     name = StrictCharField(
@@ -70,6 +82,20 @@ class ApiKeyUpdateInput(serializers.Serializer):
     platform = PlatformField(required=False)
     webhookUrl = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
     webhookEvents = WebhookEventsField()
+
+    def service_arguments(self) -> dict:
+        """validated_data as `tenants.services.api_key_update` takes it: None leaves a field as
+        it is, a null webhookUrl clears it, and an absent webhookEvents (unlike null: every
+        event) is not passed, so the filter stays."""
+        data = self.validated_data
+        arguments = {
+            "name": data.get("name"),
+            "platform": data.get("platform"),
+            "webhook_url": (data.get("webhookUrl") or "") if "webhookUrl" in data else None,
+        }
+        if "webhookEvents" in data:
+            arguments["webhook_events"] = data["webhookEvents"]
+        return arguments
 
 
 class _WebhookUrlField(serializers.CharField):

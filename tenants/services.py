@@ -69,6 +69,7 @@ def organization_create(*, name: str, slug: str | None = None) -> Organization:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+# Takes `organization` (not `organization_id`): it changes the organization itself.
 @transaction.atomic
 def organization_update(
     *, organization: Organization, name: str | None = None, is_active: bool | None = None
@@ -108,8 +109,10 @@ def _new_key_material(platform: str) -> tuple[str, str, str]:
     return value, prefix, webhook_secret
 
 
-def _platform_is_taken(*, organization: Organization, platform: str, exclude_id=None) -> bool:
-    qs = ApiKey.objects.filter(organization=organization, platform=platform, is_active=True)
+def _platform_is_taken(
+    *, organization_id: UUID | str, platform: str, exclude_id: UUID | None = None
+) -> bool:
+    qs = ApiKey.objects.filter(organization_id=organization_id, platform=platform, is_active=True)
     if exclude_id is not None:
         qs = qs.exclude(id=exclude_id)
     return qs.exists()
@@ -136,7 +139,7 @@ def _validated_webhook_events(webhook_events: list[str] | None) -> list[str] | N
 
 def api_key_create(
     *,
-    organization: Organization,
+    organization_id: UUID | str,
     name: str,
     platform: str = Platform.STANDARD,
     webhook_url: str = "",
@@ -153,13 +156,13 @@ def api_key_create(
     webhook_events = _validated_webhook_events(webhook_events)
     if webhook_url:
         webhook_url_validate(webhook_url)
-    if _platform_is_taken(organization=organization, platform=platform):
+    if _platform_is_taken(organization_id=organization_id, platform=platform):
         raise ApiKeyPlatformTaken()
     value, prefix, webhook_secret = _new_key_material(platform)
     try:
         with transaction.atomic():
             api_key = ApiKey.objects.create(
-                organization=organization,
+                organization_id=organization_id,
                 name=name,
                 platform=platform,
                 test=test,
@@ -238,7 +241,9 @@ def api_key_update(
                 raise ApiKeyRevoked()
             if platform is not None and platform != api_key.platform:
                 if _platform_is_taken(
-                    organization=api_key.organization, platform=platform, exclude_id=api_key.pk
+                    organization_id=api_key.organization_id,
+                    platform=platform,
+                    exclude_id=api_key.pk,
                 ):
                     raise ApiKeyPlatformTaken()
                 api_key.platform = platform

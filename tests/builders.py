@@ -127,7 +127,7 @@ def api_key(
     organization: Organization, platform: str = "partner_a", **fields
 ) -> tenant_services.IssuedApiKey:
     return tenant_services.api_key_create(
-        organization=organization,
+        organization_id=organization.id,
         name=fields.pop("name", f"{platform} key"),
         platform=platform,
         **fields,
@@ -224,7 +224,7 @@ def zone(
     """A zone made by the service (it emits erp.polygon.updated); Mitte in Berlin time unless
     told; `timezone_name=None` leaves the time zone to the service (the organization's)."""
     return zone_services.zone_create(
-        organization=organization,
+        organization_id=organization.id,
         name=name,
         geodata=geodata or MITTE_GEODATA,
         timezone_name=timezone_name,
@@ -294,7 +294,7 @@ def slot_template(
         start = time(hours, minutes)
     fields = {"duration_minutes": duration, "cutoff_minutes": cutoff, **fields}
     return slot_services.slot_template_create(
-        organization=zone.organization,
+        organization_id=zone.organization_id,
         zone=zone,
         day_of_week=day_of_week,
         start_time=start,

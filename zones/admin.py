@@ -160,7 +160,7 @@ class ZoneAdmin(OrganizationScopedAdmin):
             zone = services.zone_update(zone=obj, slug=obj.slug, **fields)
         else:
             zone = services.zone_create(
-                organization=obj.organization, slug=obj.slug or None, **fields
+                organization_id=obj.organization_id, slug=obj.slug or None, **fields
             )
         form.instance = zone
         obj.pk, obj.slug = zone.pk, zone.slug
@@ -350,8 +350,7 @@ class ZoneBlackoutAdmin(OrganizationScopedAdmin):
                 blackout = services.zone_blackout_create(**fields)
         except ApplicationError as exc:
             # The form checked the date; only a concurrent duplicate gets here: say so.
-            message = exc.message if isinstance(exc.message, str) else "; ".join(exc.message)
-            self.message_user(request, message, messages.ERROR)
+            self.message_user(request, str(exc), messages.ERROR)
             return
         form.instance = blackout
         obj.pk = blackout.pk

@@ -12,6 +12,7 @@ from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 
 from delivery.schema import errors
+from delivery.serializers import valid_serializer
 from tenants.api_bases import ApiKeyApiView, IntegrationApiView, ManagementApiView
 from zones import selectors, services
 from zones.errors import ExportFormatInvalid
@@ -39,8 +40,7 @@ class ResolveZoneApi(ApiKeyApiView):
         "(contract: Geocoding and resolve-zone). Any active key of the organization.",
     )
     def post(self, request):
-        serializer = ResolveZoneInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(ResolveZoneInput, request.data)
         resolved = selectors.zone_resolve(
             organization_id=request.auth.organization_id,
             address=serializer.validated_data["address"],
@@ -151,9 +151,10 @@ class ZonesApi(ManagementApiView):
     )
     def post(self, request, org_id):
         organization = self.get_organization()
-        serializer = ZoneInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        zone = services.zone_create(organization=organization, **serializer.service_arguments())
+        serializer = valid_serializer(ZoneInput, request.data)
+        zone = services.zone_create(
+            organization_id=organization.id, **serializer.service_arguments()
+        )
         return Response(ZoneOutput(zone).data, status=201)
 
 
@@ -170,8 +171,7 @@ class ZoneDetailApi(ManagementApiView):
     )
     def patch(self, request, org_id, zone_id):
         zone = self._zone(zone_id)
-        serializer = ZoneInput(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(ZoneInput, request.data, partial=True)
         zone = services.zone_update(zone=zone, **serializer.service_arguments())
         return Response(ZoneOutput(zone).data)
 
@@ -204,8 +204,7 @@ class ZoneBlackoutsApi(ManagementApiView):
     )
     def post(self, request, org_id, zone_id):
         zone = self._zone(zone_id)
-        serializer = ZoneBlackoutInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(ZoneBlackoutInput, request.data)
         blackout = services.zone_blackout_create(
             zone=zone,
             day=serializer.validated_data["date"],

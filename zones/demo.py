@@ -105,7 +105,7 @@ def demo_zones_create(*, organization: Organization) -> list[Zone]:
         zone = Zone.objects.filter(organization=organization, slug=spec["slug"]).first()
         if zone is None:
             zone = services.zone_create(
-                organization=organization,
+                organization_id=organization.id,
                 name=spec["name"],
                 slug=spec["slug"],
                 purpose=spec["purpose"],

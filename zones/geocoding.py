@@ -32,6 +32,7 @@ from redis.exceptions import RedisError
 
 from zones.errors import GeocoderUnavailable
 from zones.models import Place
+from zones.version_tokens import version_token_get
 
 logger = logging.getLogger(__name__)
 
@@ -112,12 +113,8 @@ class LocalGeocoder:
     name = "local"
 
     def cache_scope(self, *, organization_id: str) -> str | None:
-        key = _gazetteer_version_key(organization_id)
         try:
-            version = cache.get(key)
-            if version is None:
-                cache.add(key, uuid.uuid4().hex, None)
-                version = cache.get(key)
+            version = version_token_get(_gazetteer_version_key(organization_id), timeout=None)
         except (RedisError, OSError):
             return None
         return f"{organization_id}:{version}"

@@ -56,10 +56,10 @@ def slug_validate(slug: str) -> str:
     return slug
 
 
-def _free_slug(*, organization: Organization, name: str) -> str:
+def _free_slug(*, organization_id: UUID | str, name: str) -> str:
     base = slugify(name)[:SLUG_MAX_LENGTH].strip("-") or "zone"
     taken = set(
-        Zone.objects.filter(organization=organization, slug__startswith=base).values_list(
+        Zone.objects.filter(organization_id=organization_id, slug__startswith=base).values_list(
             "slug", flat=True
         )
     )
@@ -92,10 +92,14 @@ def _save(zone: Zone, *, creating: bool) -> None:
         raise
 
 
-def _default_timezone(organization: Organization) -> str:
+def _default_timezone(organization_id: UUID | str) -> str:
     # The slot policy (slots app) is a one-to-one on the organization; none yet means UTC.
-    policy = getattr(organization, "slot_policy", None)
-    return policy.timezone if policy is not None else "UTC"
+    policy_timezone = (
+        Organization.objects.filter(pk=organization_id)
+        .values_list("slot_policy__timezone", flat=True)
+        .first()
+    )
+    return policy_timezone if policy_timezone is not None else "UTC"
 
 
 def _changed(zone: Zone, *, deleted: bool = False) -> None:
@@ -107,7 +111,7 @@ def _changed(zone: Zone, *, deleted: bool = False) -> None:
 @transaction.atomic
 def zone_create(
     *,
-    organization: Organization,
+    organization_id: UUID | str,
     name: str,
     geodata: dict,
     slug: str | None = None,
@@ -121,11 +125,13 @@ def zone_create(
     the time zone defaults to the organization's slot policy's (contract "Slots and windows"), else
     UTC."""
     if timezone_name is None:
-        timezone_name = _default_timezone(organization)
+        timezone_name = _default_timezone(organization_id)
     zone = Zone(
-        organization=organization,
+        organization_id=organization_id,
         name=name,
-        slug=slug_validate(slug) if slug else _free_slug(organization=organization, name=name),
+        slug=slug_validate(slug)
+        if slug
+        else _free_slug(organization_id=organization_id, name=name),
         purpose=purpose,
         enabled=enabled,
         timezone=timezone_validate(timezone_name),

@@ -27,6 +27,7 @@ from shapely.geometry import Point
 
 from zones.geometry import LocalMetricFrame, polygon_area_m2, polygon_from_geodata
 from zones.models import Zone
+from zones.version_tokens import version_token_get
 
 logger = logging.getLogger(__name__)
 
@@ -156,16 +157,11 @@ def _version_key(organization_id: str) -> str:
 
 def _current_version(organization_id: str) -> str | None:
     """The organization's version token (created when missing); None when Redis is away."""
-    key = _version_key(organization_id)
     try:
-        version = cache.get(key)
-        if version is None:
-            cache.add(key, uuid.uuid4().hex, VERSION_TTL_SECONDS)
-            version = cache.get(key)
+        return version_token_get(_version_key(organization_id), timeout=VERSION_TTL_SECONDS)
     except (RedisError, OSError) as exc:
         logger.warning("zone index version unavailable: %s", exc.__class__.__name__)
         return None
-    return version
 
 
 def _replace_version(organization_id: str) -> None:

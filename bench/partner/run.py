@@ -114,9 +114,9 @@ class PartnerService(harness.Service):
 def seed() -> tuple[str, list[str], list[str]]:
     """The organization, its key and zone, and EXISTING_ORDERS orders (bulk, with history)."""
     organization = organization_create(name="Bench Partner", slug="bench-partner")
-    key = api_key_create(organization=organization, name="bench", platform="partner_a").value
+    key = api_key_create(organization_id=organization.id, name="bench", platform="partner_a").value
     zone = zone_services.zone_create(
-        organization=organization,
+        organization_id=organization.id,
         name="Mitte",
         geodata=MITTE,
         timezone_name="Europe/Berlin",

@@ -104,14 +104,14 @@ def organization_with_zones(n: int) -> tuple[Organization, str]:
             Zone.objects.filter(organization=organization).delete()
             for i in range(n):
                 zone_services.zone_create(
-                    organization=organization, name=f"Zone {i:04d}", geodata=blob(i)
+                    organization_id=organization.id, name=f"Zone {i:04d}", geodata=blob(i)
                 )
     key = ApiKey.objects.filter(
         organization=organization, platform="standard", is_active=True
     ).first()
     if key is None:
         value = tenant_services.api_key_create(
-            organization=organization, name="bench", platform="standard"
+            organization_id=organization.id, name="bench", platform="standard"
         ).value
     else:
         value = decrypt_text(key.encrypted_value)

@@ -74,7 +74,7 @@ def race(*, base: str, fixture, dropoff, tag: str) -> tuple[list[str], str, int]
     held_total = booked_total = refused = orders = 0
     for round_number, start in enumerate(STARTS):
         template = slot_services.slot_template_create(
-            organization=fixture.organization,
+            organization_id=fixture.organization.id,
             zone=fixture.zone,
             day_of_week=day_of_week(day),
             start_time=start,

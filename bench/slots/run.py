@@ -82,16 +82,16 @@ class Fixture:
     def __init__(self) -> None:
         self.organization = organization_create(name="Bench Slots", slug="bench-slots")
         self.erp_key = api_key_create(
-            organization=self.organization, name="bench erp", platform="erp"
+            organization_id=self.organization.id, name="bench erp", platform="erp"
         ).value
         self.standard_key = api_key_create(
-            organization=self.organization, name="bench std", platform="standard"
+            organization_id=self.organization.id, name="bench std", platform="standard"
         ).value
         slot_services.slot_policy_update(
-            organization=self.organization, default_pickup_address="Bench depot"
+            organization_id=self.organization.id, default_pickup_address="Bench depot"
         )
         self.zone = zone_services.zone_create(
-            organization=self.organization,
+            organization_id=self.organization.id,
             name="Bench zone",
             geodata=ZONE_GEODATA,
             purpose="slot",
@@ -102,7 +102,7 @@ class Fixture:
         self.last = self.first + timedelta(days=DAYS - 1)
         self.templates = [
             slot_services.slot_template_create(
-                organization=self.organization,
+                organization_id=self.organization.id,
                 zone=self.zone,
                 day_of_week=weekday,
                 start_time=start,
@@ -116,7 +116,7 @@ class Fixture:
         hot_day = self.first + timedelta(days=7)
         self.hot = (
             slot_services.slot_template_create(
-                organization=self.organization,
+                organization_id=self.organization.id,
                 zone=self.zone,
                 day_of_week=day_of_week(hot_day),
                 start_time=time(18),

@@ -280,7 +280,7 @@ def main() -> None:
     receiver = Receiver()
     organization = organization_create(name="Webhook bench")
     api_key_create(
-        organization=organization,
+        organization_id=organization.id,
         name="bench",
         platform="partner_a",
         webhook_url=f"{receiver.url}/hook",

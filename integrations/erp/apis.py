@@ -5,6 +5,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from delivery.schema import errors
+from delivery.serializers import valid_serializer
 from integrations.erp import selectors, services
 from integrations.erp.serializers import (
     ErpCancelInput,
@@ -50,8 +51,7 @@ class ErpOrdersApi(ErpApiView):
         "used, 409 Slot hold has expired; the cutoff is judged when the hold was taken.",
     )
     def post(self, request):
-        serializer = ErpOrderInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(ErpOrderInput, request.data)
         order = services.erp_order_create(
             organization_id=request.auth.organization_id,
             platform=request.auth.platform,
@@ -78,8 +78,7 @@ class ErpOrderSlotApi(ErpApiView):
     )
     def put(self, request, external_ref):
         order = self.get_order(external_ref)
-        serializer = ErpSlotAssignInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(ErpSlotAssignInput, request.data)
         order = services.erp_order_slot_assign(order=order, **serializer.service_arguments())
         return Response(ErpOrderSlotOutput(order).data)
 
@@ -94,8 +93,7 @@ class ErpOrderCancelApi(ErpApiView):
     )
     def post(self, request, external_ref):
         order = self.get_order(external_ref)
-        serializer = ErpCancelInput(data=request.data or {})
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(ErpCancelInput, request.data or {})
         order = services.erp_order_cancel(
             order=order,
             actor=actor_of(request),
@@ -121,8 +119,7 @@ class ErpSlotHoldsApi(ErpApiView):
         "or release it with DELETE. Emits erp.slots.updated.",
     )
     def post(self, request):
-        serializer = SlotHoldInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(SlotHoldInput, request.data)
         result = services.erp_slot_hold_create(
             organization_id=request.auth.organization_id,
             api_key_id=request.auth.key_id,

@@ -5,6 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 
 from delivery.schema import errors
+from delivery.serializers import valid_serializer
 from integrations.errors import IdempotencyKeyInvalid
 from integrations.partner import selectors, services
 from integrations.partner.serializers import (
@@ -66,8 +67,7 @@ class PartnerOrdersApi(IntegrationApiView):
         key = _idempotency_key(request)
 
         def create() -> tuple[int, dict]:
-            serializer = PartnerOrderInput(data=request.data)
-            serializer.is_valid(raise_exception=True)
+            serializer = valid_serializer(PartnerOrderInput, request.data)
             order = services.partner_order_create(
                 organization_id=principal.organization_id,
                 platform=principal.platform,
@@ -129,8 +129,7 @@ class PartnerOrderCancelApi(IntegrationApiView):
         "sends order.cancelled (contract: Orders).",
     )
     def post(self, request, external_ref):
-        serializer = CancelInput(data=request.data if request.data is not None else {})
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(CancelInput, request.data if request.data is not None else {})
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
@@ -160,8 +159,7 @@ class DeliveryWindowsApi(IntegrationApiView):
         },
     )
     def get(self, request):
-        serializer = DeliveryWindowsQuery(data=request.query_params)
-        serializer.is_valid(raise_exception=True)
+        serializer = valid_serializer(DeliveryWindowsQuery, request.query_params)
         query = serializer.validated_data
         organization_id = request.auth.organization_id
         if query["zone"]:

@@ -103,6 +103,6 @@ class Command(BaseCommand):
             # The demo is a development tool: it reads the value back from its encrypted copy.
             return decrypt_text(existing.encrypted_value)
         issued = services.api_key_create(
-            organization=organization, name=f"Demo {platform}", platform=platform
+            organization_id=organization.id, name=f"Demo {platform}", platform=platform
         )
         return issued.value

@@ -93,7 +93,7 @@ def test_a_future_dated_order_is_held_until_its_delivery_day(client, template):
 
 def test_pickup_defaults_to_the_policy_default_pickup_address(organization, client, template):
     slot_services.slot_policy_update(
-        organization=organization, default_pickup_address="Depot, Storkower Str. 1"
+        organization_id=organization.id, default_pickup_address="Depot, Storkower Str. 1"
     )
     body = builders.erp_order(
         template, builders.SUNDAY, pickupAddress=..., pickupLat=..., pickupLng=...
@@ -122,7 +122,9 @@ def test_without_a_policy_the_pickup_is_empty_and_a_policy_is_made(organization,
 def test_booking_takes_one_statement_on_the_counter_and_one_unsorted_read_of_the_slot(
     organization, client, template
 ):
-    slot_services.slot_policy_update(organization=organization, default_pickup_address="Depot")
+    slot_services.slot_policy_update(
+        organization_id=organization.id, default_pickup_address="Depot"
+    )
     for n in range(1, 4):
         body = builders.erp_order(
             template,
@@ -149,7 +151,9 @@ def test_booking_takes_one_statement_on_the_counter_and_one_unsorted_read_of_the
 
 
 def test_given_pickup_wins_over_the_default(organization, client, template):
-    slot_services.slot_policy_update(organization=organization, default_pickup_address="Depot")
+    slot_services.slot_policy_update(
+        organization_id=organization.id, default_pickup_address="Depot"
+    )
     builders.book(client, template, builders.SUNDAY)
     assert Order.objects.get().pickup_address == "Warehouse, Storkower Str. 1, Berlin"
 
