@@ -18,11 +18,10 @@ import uuid
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
+from django.apps import apps
 from django.core.cache import cache
 from django.db import transaction
 from redis.exceptions import RedisError
-
-from tenants.models import Organization
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +41,9 @@ class ApiKeyPrincipal:
 
     @cached_property
     def organization(self):
-        return Organization.objects.get(pk=self.organization_id)
+        # By name: the models import this module (their bulk updates invalidate the cache), so
+        # importing them back would make a cycle.
+        return apps.get_model("tenants", "Organization").objects.get(pk=self.organization_id)
 
 
 def _entry_key(digest: str) -> str:
