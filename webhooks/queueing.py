@@ -175,10 +175,11 @@ def deliveries_wake_up(*, what: str = "wake-up") -> None:
     says one already is (contract "Webhooks": at least once, within about a second).
 
     Race-free because the task lowers the flag BEFORE it reads which deliveries are due
-    (wake_up_flag_lower): a delivery committed before the flag went down is seen by that read;
-    one committed after it finds the flag down (or raised by a commit that published after the
-    flag went down, whose task reads after our commit) and so has a wake-up that reads it. The
-    flag's TTL bounds the silence after a lost message; the sweep catches the rest.
+    (wake_up_flag_lower), and a commit raises it AFTER it committed. If our SET finds the flag
+    down, we publish a wake-up of our own. If it finds the flag up, the wake-up that raised it
+    has not lowered it yet: it lowers it after our SET, so after our commit, and reads after
+    that, so it sees our deliveries. The flag's TTL bounds the silence after a lost message;
+    the sweep catches the rest.
     """
     _publish(
         DELIVER_DUE_TASK,
@@ -191,8 +192,8 @@ def deliveries_wake_up(*, what: str = "wake-up") -> None:
 
 def wake_up_flag_lower() -> None:
     """Lowers the wake-up flag: called by `webhooks.deliver_due` before it reads what is due,
-    so every commit from now on publishes a wake-up of its own (deliveries_wake_up). Failing,
-    the flag lapses by its TTL."""
+    so the next commit publishes a new wake-up (deliveries_wake_up). Failing, the flag lapses
+    by its TTL."""
     try:
         with producers[_publishing_connection()].acquire(block=True, timeout=5) as producer:
             client = getattr(producer.channel, "client", None)
