@@ -4,10 +4,12 @@ Shared by the outbox's writes (services, events) and by the sender: the schedule
 the claim's lease, and publishing the delivery tasks, by name, through a connection that does
 not retry (the task module imports the sender, so nothing here imports the task module).
 
-The deliveries a transaction creates are published together once it commits: one message per
-WEBHOOK_BATCH_SIZE of them (`webhooks.deliver_batch`), which one worker thread claims and sends
-over one kept-alive connection per destination. An attempt due later (a retry, the sweep's
-look-ahead) gets a message of its own with a countdown (`webhooks.deliver`).
+A transaction that creates deliveries wakes the sender up once it commits: it raises a flag in
+the broker's Redis, and only the commit that raised it publishes `webhooks.deliver_due`, which
+claims every due delivery at once and sends them over one kept-alive connection per destination
+(deliveries_wake_up). An attempt due later (a retry, the sweep's look-ahead) gets a message of
+its own with a countdown (`webhooks.deliver`); a hand-over names its deliveries
+(`webhooks.deliver_batch`).
 """
 
 import logging
@@ -30,6 +32,14 @@ from delivery.celery import app as celery_app
 DELIVER_TASK = "webhooks.deliver"
 #: the task that makes the due attempts of several deliveries (webhooks.tasks.deliver_batch)
 DELIVER_BATCH_TASK = "webhooks.deliver_batch"
+#: the task that makes the due attempts of every delivery due now (webhooks.tasks.deliver_due)
+DELIVER_DUE_TASK = "webhooks.deliver_due"
+#: the broker's Redis key that says a `webhooks.deliver_due` message is on its way
+WAKE_UP_KEY = "webhooks:deliver-due:wake-up"
+#: a raised flag whose message was lost (a worker killed before running it) silences the
+#: commits after it for this long past the wake-up's delay; then the next commit wakes the
+#: sender again (and the sweep queues whatever waited longer than REQUEUE_AFTER_SECONDS)
+WAKE_UP_TTL_SECONDS = 2.0
 
 logger = logging.getLogger(__name__)
 
@@ -110,15 +120,29 @@ def countdown_horizon() -> timedelta:
     return timedelta(seconds=min(seconds, REQUEUE_AFTER_SECONDS / 2))
 
 
-def _publish(task: str, args: list, *, what: str, eta: datetime | None = None) -> None:
-    """Publishes `task` (to run at `eta` when given); a broker failure is logged, never raised
-    (the sweep queues again what has no live message)."""
+def _publish(
+    task: str,
+    args: list,
+    *,
+    what: str,
+    eta: datetime | None = None,
+    countdown: float = 0.0,
+    unless_awake: bool = False,
+) -> None:
+    """Publishes `task` (to run at `eta`, or `countdown` seconds from now, when given); a broker
+    failure is logged, never raised (the sweep queues again what has no live message).
+
+    `unless_awake`: only if this call raises the wake-up flag (deliveries_wake_up)."""
     if not broker_breaker.allows_publishing():
         logger.info("webhook %s left to the sweep (broker unavailable)", what)
         return
-    options = {"eta": eta} if eta is not None and eta > timezone.now() else {}
+    options: dict = {"eta": eta} if eta is not None and eta > timezone.now() else {}
+    if countdown > 0:
+        options["countdown"] = countdown
     try:
         with producers[_publishing_connection()].acquire(block=True, timeout=5) as producer:
+            if unless_awake and not _wake_up_flag_raise(producer, countdown):
+                return
             # By name, as Task.apply_async would send it (its options: ignore_result): the task
             # module imports the sender, which queues through here.
             celery_app.send_task(
@@ -133,6 +157,50 @@ def _publish(task: str, args: list, *, what: str, eta: datetime | None = None) -
             exc,
             BROKER_BACKOFF_SECONDS,
         )
+
+
+def _wake_up_flag_raise(producer, countdown: float) -> bool:
+    """Raises the wake-up flag in the broker's Redis (one round trip on the producer's own
+    connection); True if it was down, so this caller publishes the wake-up. A transport without
+    a Redis client (tests' in-memory broker) always publishes."""
+    client = getattr(producer.channel, "client", None)
+    if client is None:
+        return True
+    ttl_ms = int((countdown + WAKE_UP_TTL_SECONDS) * 1000)
+    return bool(client.set(WAKE_UP_KEY, 1, nx=True, px=ttl_ms))
+
+
+def deliveries_wake_up(*, what: str = "wake-up") -> None:
+    """Makes sure a `webhooks.deliver_due` message is on its way: publishes one unless the flag
+    says one already is (contract "Webhooks": at least once, within about a second).
+
+    Race-free because the task lowers the flag BEFORE it reads which deliveries are due
+    (wake_up_flag_lower), and a commit raises it AFTER it committed. If our SET finds the flag
+    down, we publish a wake-up of our own. If it finds the flag up, the wake-up that raised it
+    has not lowered it yet: it lowers it after our SET, so after our commit, and reads after
+    that, so it sees our deliveries. The flag's TTL bounds the silence after a lost message;
+    the sweep catches the rest.
+    """
+    _publish(
+        DELIVER_DUE_TASK,
+        [],
+        what=what,
+        countdown=settings.WEBHOOK_WAKE_UP_DELAY_SECONDS,
+        unless_awake=True,
+    )
+
+
+def wake_up_flag_lower() -> None:
+    """Lowers the wake-up flag: called by `webhooks.deliver_due` before it reads what is due,
+    so the next commit publishes a new wake-up (deliveries_wake_up). Failing, the flag lapses
+    by its TTL."""
+    try:
+        with producers[_publishing_connection()].acquire(block=True, timeout=5) as producer:
+            client = getattr(producer.channel, "client", None)
+            if client is not None:
+                client.delete(WAKE_UP_KEY)
+    except (KombuError, RedisError, OSError) as exc:
+        logger.warning("webhook wake-up flag not lowered (broker unavailable: %s)", exc)
 
 
 def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
@@ -153,13 +221,16 @@ def deliveries_enqueue(delivery_ids: Sequence) -> None:
 
 
 class _CommitBatch:
-    """The deliveries queued in one transaction, published together once it commits."""
+    """The deliveries queued in one transaction: once it commits, one wake-up sends them all
+    (with whatever other transactions committed meanwhile)."""
 
     def __init__(self) -> None:
         self.delivery_ids: list = []
 
     def __call__(self) -> None:
-        deliveries_enqueue(self.delivery_ids)
+        ids = self.delivery_ids
+        more = f"deliveries {ids[0]} (+{len(ids) - 1})" if len(ids) > 1 else None
+        deliveries_wake_up(what=more or f"delivery {ids[0]}")
 
 
 _commit_batches = threading.local()
@@ -169,7 +240,7 @@ def delivery_enqueue_on_commit(delivery_id, *, eta: datetime | None = None) -> N
     """Publishes the delivery task once the current transaction commits (at once outside one).
 
     Due now (no `eta`), it joins the batch of the current transaction (or savepoint): one
-    callback, and one message per WEBHOOK_BATCH_SIZE deliveries, however many it creates. A
+    callback, which wakes the sender up (at most one message), however many it creates. A
     batch is joined only from the savepoint it was registered in, so a rollback drops the
     callback of exactly the deliveries it rolled back, and never one of a later transaction.
     """

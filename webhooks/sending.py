@@ -51,6 +51,8 @@ HANDOVER_WORK_SECONDS = 0.5
 #: record: a worker that dies mid-batch leaves at most this long of sent but unrecorded attempts
 #: (made again: at-least-once), and with a slow receiver, only the attempt on the wire
 RECORD_EVERY_SECONDS = 0.1
+#: deliveries one wake-up reads; when there are more, it wakes the sender again for the rest
+DUE_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -379,6 +381,40 @@ def deliveries_send(delivery_ids: Sequence) -> int:
                 attempt.outcome.error,
             )
     return len(attempts)
+
+
+def due_deliveries_send() -> int:
+    """Makes the due attempts of every due delivery no one is making (`webhooks.deliver_due`);
+    returns how many this thread made.
+
+    The wake-up flag is lowered FIRST, then the due deliveries are read: a delivery committed
+    before the flag went down is in this read; one committed after finds the flag down and
+    publishes a wake-up of its own (queueing.deliveries_wake_up). Each destination's deliveries
+    are claimed WEBHOOK_BATCH_SIZE at a time as a deliver_batch message does, under the
+    in-flight limit (the rest are parked for a hand-over): this thread sends one batch, the
+    others get messages of their own first, so a receiver that hangs holds one thread and
+    delays no other destination.
+    """
+    queueing.wake_up_flag_lower()
+    with connection.cursor() as cursor:
+        cursor.execute(statements.DUE, {"now": timezone.now(), "limit": DUE_LIMIT})
+        due = cursor.fetchall()
+    if len(due) == DUE_LIMIT:
+        queueing.deliveries_wake_up()
+    per_destination: dict[uuid.UUID, list[str]] = {}
+    for delivery_id, api_key_id in due:
+        per_destination.setdefault(api_key_id, []).append(str(delivery_id))
+    size = settings.WEBHOOK_BATCH_SIZE
+    batches = [
+        ids[start : start + size]
+        for ids in per_destination.values()
+        for start in range(0, len(ids), size)
+    ]
+    if not batches:
+        return 0
+    for batch in batches[1:]:
+        queueing.deliveries_enqueue(batch)
+    return deliveries_send(batches[0])
 
 
 def delivery_attempt(*, delivery_id) -> bool:

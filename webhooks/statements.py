@@ -164,6 +164,17 @@ FROM (
 ) h
 """  # noqa: S608 - table names come from the models, values are parameters
 
+#: The deliveries a wake-up sends (`webhooks.deliver_due`): pending, due, unclaimed, and not
+#: parked (a parked one waits for a slot of its destination to be handed to it, RECORD), oldest
+#: first, with their destination. CLAIM then applies the in-flight limit and the batch size.
+DUE = f"""
+SELECT id, api_key_id FROM {_DELIVERY}
+WHERE status = 'pending' AND next_attempt_at <= %(now)s AND queued_at IS NOT NULL
+  AND (claimed_until IS NULL OR claimed_until < %(now)s)
+ORDER BY next_attempt_at, id
+LIMIT %(limit)s
+"""  # noqa: S608 - table names come from the models, values are parameters
+
 #: Claims the due attempts of the given deliveries (at most `batch_size` per destination, in the
 #: order of `ids`) under one token, unless their destination (the key's webhook URL) already
 #: has `in_flight_limit` claims on the wire: a claim sends its attempts one after the other over

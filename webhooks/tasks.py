@@ -19,6 +19,13 @@ def deliver_batch(delivery_ids: list[str]) -> int:
     return sending.deliveries_send(delivery_ids)
 
 
+@shared_task(name=queueing.DELIVER_DUE_TASK, acks_late=True, ignore_result=True)
+def deliver_due() -> int:
+    """Makes the due attempts of every delivery due now (one wake-up for the transactions that
+    committed since the last one); a duplicate message finds nothing to claim."""
+    return sending.due_deliveries_send()
+
+
 @shared_task(name="webhooks.sweep", acks_late=True, ignore_result=True)
 def sweep() -> int:
     """Queues due deliveries whose message is missing: retries, and messages lost at commit."""
