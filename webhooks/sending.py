@@ -404,17 +404,23 @@ def due_deliveries_send() -> int:
     per_destination: dict[uuid.UUID, list[str]] = {}
     for delivery_id, api_key_id in due:
         per_destination.setdefault(api_key_id, []).append(str(delivery_id))
-    size = settings.WEBHOOK_BATCH_SIZE
-    batches = [
-        ids[start : start + size]
-        for ids in per_destination.values()
-        for start in range(0, len(ids), size)
-    ]
+    batches = [batch for ids in per_destination.values() for batch in _claims_of(ids)]
     if not batches:
         return 0
     for batch in batches[1:]:
         queueing.deliveries_enqueue(batch)
     return deliveries_send(batches[0])
+
+
+def _claims_of(ids: list[str]) -> list[list[str]]:
+    """A destination's due deliveries (oldest first) dealt into claims: as many as its in-flight
+    limit allows while there are deliveries for them, more when a claim would exceed
+    WEBHOOK_BATCH_SIZE. A claim sends one attempt after the other, so a slow receiver gets as
+    many attempts at once as it did with a message per delivery, and the oldest go first; dealt
+    in turn, each claim starts with one of the oldest."""
+    size = settings.WEBHOOK_BATCH_SIZE
+    count = max(-(-len(ids) // size), min(settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION, len(ids)))
+    return [ids[start::count] for start in range(count)]
 
 
 def delivery_attempt(*, delivery_id) -> bool:

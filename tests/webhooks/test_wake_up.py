@@ -34,7 +34,10 @@ def flag_ttl_ms(broker) -> int:
         return connection.default_channel.client.pttl(queueing.WAKE_UP_KEY)
 
 
-def test_commits_while_a_wake_up_is_on_its_way_publish_nothing_more(test_broker, receiver):
+def test_commits_while_a_wake_up_is_on_its_way_publish_nothing_more(
+    test_broker, receiver, settings
+):
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1  # one claim takes them all
     organization = builders.organization()
     builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     for n in range(5):
@@ -68,9 +71,10 @@ def test_a_lost_wake_up_silences_commits_only_until_its_flag_lapses(test_broker)
     assert 0 < flag_ttl_ms(test_broker) <= ttl * 1000
 
 
-def test_each_destination_gets_a_claim_of_its_own(test_broker, receiver, other_receiver):
+def test_each_destination_gets_a_claim_of_its_own(test_broker, receiver, other_receiver, settings):
     """The wake-up sends one destination's batch itself and queues the others, so a receiver
     that hangs holds one thread and delays no other destination."""
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1
     for url in (receiver.url, other_receiver.url):
         organization = builders.organization()
         builders.api_key(organization, "partner_a", webhook_url=url)
@@ -84,3 +88,21 @@ def test_each_destination_gets_a_claim_of_its_own(test_broker, receiver, other_r
     assert other_receiver.requests == []
     # The wake-up itself (still in the queue: no worker here) and the other destination's batch.
     assert queued_messages(test_broker) == 2
+
+
+def test_a_destinations_deliveries_are_dealt_into_as_many_claims_as_it_may_have_in_flight(
+    test_broker, receiver, settings
+):
+    """A claim sends one attempt after the other: a slow receiver gets as many attempts at once
+    as its in-flight limit allows, the oldest first, as it did with a message per delivery."""
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 4
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
+    for n in range(6):
+        builders.order_event(organization, f"SO-{n}", order_id=f"order-{n}")
+
+    assert tasks.deliver_due() == 2  # its own claim: the oldest and the fifth
+
+    assert [r.json["payload"]["externalRef"] for r in receiver.wait_for(2)] == ["SO-0", "SO-4"]
+    # The wake-up itself (no worker here) and the three other claims, each a message.
+    assert queued_messages(test_broker) == 4
