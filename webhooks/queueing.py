@@ -190,6 +190,12 @@ def deliveries_wake_up(*, what: str = "wake-up") -> None:
     )
 
 
+def deliveries_wake_up_after(due_at: str, delivery_id: str) -> None:
+    """Publishes a follow-up wake-up that reads the due deliveries after (`due_at`,
+    `delivery_id`), at once and whatever the flag says (it neither raises nor lowers it)."""
+    _publish(DELIVER_DUE_TASK, [due_at, delivery_id], what="wake-up (more due)")
+
+
 def wake_up_flag_lower() -> None:
     """Lowers the wake-up flag: called by `webhooks.deliver_due` before it reads what is due,
     so the next commit publishes a new wake-up (deliveries_wake_up). Failing, the flag lapses

@@ -383,7 +383,7 @@ def deliveries_send(delivery_ids: Sequence) -> int:
     return len(attempts)
 
 
-def due_deliveries_send() -> int:
+def due_deliveries_send(after: tuple[str, str] | None = None) -> int:
     """Makes the due attempts of every due delivery no one is making (`webhooks.deliver_due`);
     returns how many this thread made.
 
@@ -393,16 +393,26 @@ def due_deliveries_send() -> int:
     are claimed WEBHOOK_BATCH_SIZE at a time as a deliver_batch message does, under the
     in-flight limit (the rest are parked for a hand-over): this thread sends one batch, the
     others get messages of their own first, so a receiver that hangs holds one thread and
-    delays no other destination.
+    delays no other destination. `after` (a due time and an id): a follow-up wake-up of one
+    that read DUE_LIMIT rows, which reads on after them and leaves the flag alone.
     """
-    queueing.wake_up_flag_lower()
+    if after is None:
+        queueing.wake_up_flag_lower()
+    after_at, after_id = after or (None, None)
     with connection.cursor() as cursor:
-        cursor.execute(statements.DUE, {"now": timezone.now(), "limit": DUE_LIMIT})
+        cursor.execute(
+            statements.DUE,
+            {"now": timezone.now(), "limit": DUE_LIMIT, "after_at": after_at, "after_id": after_id},
+        )
         due = cursor.fetchall()
     if len(due) == DUE_LIMIT:
-        queueing.deliveries_wake_up()
+        # More are due: the next wake-up reads on from the last one read. Reading from the
+        # start again would find these same rows, not yet claimed while their messages wait,
+        # and queue them again, over and over while a burst lasts.
+        _, _, last_at = due[-1]
+        queueing.deliveries_wake_up_after(last_at.isoformat(), str(due[-1][0]))
     per_destination: dict[uuid.UUID, list[str]] = {}
-    for delivery_id, api_key_id in due:
+    for delivery_id, api_key_id, _ in due:
         per_destination.setdefault(api_key_id, []).append(str(delivery_id))
     batches = [batch for ids in per_destination.values() for batch in _claims_of(ids)]
     if not batches:

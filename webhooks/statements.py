@@ -168,9 +168,11 @@ FROM (
 #: parked (a parked one waits for a slot of its destination to be handed to it, RECORD), oldest
 #: first, with their destination. CLAIM then applies the in-flight limit and the batch size.
 DUE = f"""
-SELECT id, api_key_id FROM {_DELIVERY}
+SELECT id, api_key_id, next_attempt_at FROM {_DELIVERY}
 WHERE status = 'pending' AND next_attempt_at <= %(now)s AND queued_at IS NOT NULL
   AND (claimed_until IS NULL OR claimed_until < %(now)s)
+  AND (%(after_at)s::timestamptz IS NULL
+       OR (next_attempt_at, id) > (%(after_at)s::timestamptz, %(after_id)s::uuid))
 ORDER BY next_attempt_at, id
 LIMIT %(limit)s
 """  # noqa: S608 - table names come from the models, values are parameters

@@ -20,10 +20,12 @@ def deliver_batch(delivery_ids: list[str]) -> int:
 
 
 @shared_task(name=queueing.DELIVER_DUE_TASK, acks_late=True, ignore_result=True)
-def deliver_due() -> int:
+def deliver_due(after_at: str | None = None, after_id: str | None = None) -> int:
     """Makes the due attempts of every delivery due now (one wake-up for the transactions that
-    committed since the last one); a duplicate message finds nothing to claim."""
-    return sending.due_deliveries_send()
+    committed since the last one; with `after_*`, a follow-up that reads on after them); a
+    duplicate message finds nothing to claim."""
+    after = (after_at, after_id) if after_at is not None and after_id is not None else None
+    return sending.due_deliveries_send(after)
 
 
 @shared_task(name="webhooks.sweep", acks_late=True, ignore_result=True)

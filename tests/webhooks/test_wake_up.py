@@ -6,12 +6,16 @@ delivery. These tests commit for real against the tests' own broker database and
 in this thread, so they can count the messages in the queue.
 """
 
+import base64
+import json
+import uuid
+
 import pytest
 from django.conf import settings
 
 from tests import builders
 from tests.webhooks.conftest import Receiver
-from webhooks import queueing, tasks
+from webhooks import queueing, sending, tasks
 from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -106,3 +110,49 @@ def test_a_destinations_deliveries_are_dealt_into_as_many_claims_as_it_may_have_
     assert [r.json["payload"]["externalRef"] for r in receiver.wait_for(2)] == ["SO-0", "SO-4"]
     # The wake-up itself (no worker here) and the three other claims, each a message.
     assert queued_messages(test_broker) == 4
+
+
+def queued_tasks(broker) -> list[tuple[str, list]]:
+    """(task name, args) of every message in the queue, oldest first."""
+    with broker.connection_for_write() as connection:
+        raw = connection.default_channel.client.lrange("celery", 0, -1)
+    found = []
+    for message in reversed(raw):
+        envelope = json.loads(message)
+        args = json.loads(base64.b64decode(envelope["body"]))[0]
+        found.append((envelope["headers"]["task"], args))
+    return found
+
+
+def test_a_wake_up_that_reads_its_limit_hands_the_rest_to_a_follow_up_reading_on(
+    test_broker, receiver, settings, monkeypatch
+):
+    """A burst larger than one read: each due delivery is read and dispatched once. Reading
+    from the start again would find the ones whose claim message is still waiting, and queue
+    them again, over and over while the burst lasts."""
+    monkeypatch.setattr(sending, "DUE_LIMIT", 3)
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 2  # two claims a read: one sent, one queued
+    organization = builders.organization()
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
+    for n in range(7):
+        builders.order_event(organization, f"SO-{n}", order_id=f"order-{n}")
+    assert queued_tasks(test_broker) == [(queueing.DELIVER_DUE_TASK, [])]
+
+    sent = [tasks.deliver_due()]
+    while len(
+        follow_ups := [
+            a for n, a in queued_tasks(test_broker) if n == queueing.DELIVER_DUE_TASK and a
+        ]
+    ) == len(sent):
+        sent.append(tasks.deliver_due(*follow_ups[-1]))
+
+    assert sent == [2, 2, 1]
+    received = [r.json["payload"]["externalRef"] for r in receiver.wait_for(5)]
+    assert received == ["SO-0", "SO-2", "SO-3", "SO-5", "SO-6"]
+    queued_claims = [  # a lone delivery's claim goes as webhooks.deliver, more as deliver_batch
+        args if name == queueing.DELIVER_TASK else args[0]
+        for name, args in queued_tasks(test_broker)
+        if name in (queueing.DELIVER_TASK, queueing.DELIVER_BATCH_TASK)
+    ]
+    refs = dict(Delivery.objects.values_list("id", "event__payload__externalRef"))
+    assert [[refs[uuid.UUID(i)] for i in claim] for claim in queued_claims] == [["SO-1"], ["SO-4"]]
