@@ -12,6 +12,16 @@ from django.db.models.query import get_related_populators
 M = TypeVar("M", bound=Model)
 
 
+def column(model: type[Model], field_name: str) -> str:
+    """The database column of `model`'s field `field_name`, for hand-written SQL."""
+    return model._meta.get_field(field_name).column
+
+
+def table(model: type[Model]) -> str:
+    """`model`'s table name, quoted for hand-written SQL."""
+    return connections[DEFAULT_DB_ALIAS].ops.quote_name(model._meta.db_table)
+
+
 def unique_row(queryset: QuerySet[M]) -> M | None:
     """The row of a lookup by a unique key (or a primary key), or None.
 
@@ -176,7 +186,7 @@ class CompiledInsert:
         columns = ", ".join(quote(field.column) for field in self.fields)
         values = ", ".join(["%s"] * len(self.fields))
         # Names from the model, quoted; every value is a placeholder.
-        self.sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({values})"  # noqa: S608
+        self.sql = f"INSERT INTO {table(model)} ({columns}) VALUES ({values})"  # noqa: S608
         self.returned_pk = meta.pk if meta.pk not in self.fields else None
         if self.returned_pk is not None:
             self.sql += f" RETURNING {quote(meta.pk.column)}"

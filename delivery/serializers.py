@@ -88,12 +88,9 @@ class CrossFieldSerializer(LeafFieldsCopied, serializers.Serializer):
 
 
 def _is_leaf(field: serializers.Field) -> bool:
+    # The fields that hold fields of their own (a nested serializer, a list's or a dict's child).
     return not isinstance(
-        field,
-        serializers.BaseSerializer
-        | serializers.ListField
-        | serializers.DictField
-        | serializers.HiddenField,
+        field, serializers.BaseSerializer | serializers.ListField | serializers.DictField
     )
 
 

@@ -20,6 +20,7 @@ from django.db import connection
 from django.db.models import F, Model
 
 from delivery import metrics
+from delivery.queries import column, table
 
 # One statement takes a place: the counter row is created with its first booking, or the
 # existing row is locked and counts one more while its taken places stay below `capacity`.
@@ -36,16 +37,6 @@ ON CONFLICT ({key}) DO UPDATE
     WHERE existing.{booked}{others_taken} < EXCLUDED.{capacity}
 RETURNING {returning}
 """
-
-
-def column(model: type[Model], field_name: str) -> str:
-    """The database column of `model`'s field `field_name`."""
-    return model._meta.get_field(field_name).column
-
-
-def table(model: type[Model]) -> str:
-    """`model`'s table name, quoted for SQL."""
-    return connection.ops.quote_name(model._meta.db_table)
 
 
 def place_take_statement(

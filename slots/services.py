@@ -27,7 +27,7 @@ from shapely.geometry import Point
 from delivery import metrics
 from delivery.errors import BadRequest, ValidationFailed
 from delivery.fields import parse_uuid
-from delivery.queries import CompiledInsert, rows_insert
+from delivery.queries import CompiledInsert, column, rows_insert, table
 from slots import counters, selectors
 from slots.errors import (
     DropoffOutsideZone,
@@ -441,8 +441,8 @@ def _book_place_statement() -> str:
     count as taken places, the row starts with none, and the statement returns the places taken
     (bookings and live holds) after this one. Moves still lock first, in a fixed order, as they
     touch two counters."""
-    holds = counters.column(SlotDay, "hold_expiries")
-    booked = counters.column(SlotDay, "booked")
+    holds = column(SlotDay, "hold_expiries")
+    booked = column(SlotDay, "booked")
     return counters.place_take_statement(
         model=SlotDay,
         key={"template": "%(template)s", "date": "%(date)s"},
@@ -629,7 +629,7 @@ def slot_hold_create(
         expires_at = now + timedelta(seconds=ttl_seconds)
         row = counters.place_take(
             statement=_HOLD_PLACE.format(
-                table=counters.table(SlotDay),
+                table=table(SlotDay),
                 live_holds=_LIVE_HOLDS.format(column="existing.hold_expiries"),
             ),
             params={

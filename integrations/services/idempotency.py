@@ -22,6 +22,7 @@ from uuid import UUID
 from django.db import connection, transaction
 from django.utils import timezone
 
+from delivery.queries import column, table
 from integrations.errors import IdempotencyKeyInProgress, IdempotencyKeyReused
 from integrations.models import IdempotencyKey, IdempotencyStatus
 
@@ -72,7 +73,7 @@ def _insert_claim(*, api_key_id, key: str, fingerprint: str, now) -> Claim | Non
     token = uuid.uuid4()
     with connection.cursor() as cursor:
         cursor.execute(
-            _INSERT_CLAIM.format(table=connection.ops.quote_name(IdempotencyKey._meta.db_table)),
+            _INSERT_CLAIM.format(table=table(IdempotencyKey)),
             [api_key_id, key, fingerprint, IdempotencyStatus.IN_PROGRESS, token, now, now],
         )
         row = cursor.fetchone()
@@ -144,19 +145,16 @@ def idempotency_complete(*, claim: Claim, status: int, body: Any) -> None:
 
 @functools.cache
 def _complete_statement() -> str:
-    quote = connection.ops.quote_name
-    meta = IdempotencyKey._meta
-
-    def column(name: str) -> str:
-        return quote(meta.get_field(name).column)
+    def named(field: str) -> str:
+        return column(IdempotencyKey, field)
 
     settings = ", ".join(
-        f"{column(name)} = %s"
-        for name in ("status", "response_status", "response_body", "completed_at")
+        f"{named(field)} = %s"
+        for field in ("status", "response_status", "response_body", "completed_at")
     )
     return (
-        f"UPDATE {quote(meta.db_table)} SET {settings} "  # noqa: S608 - names from the model
-        f"WHERE {column('id')} = %s AND {column('claim_token')} = %s AND {column('status')} = %s"
+        f"UPDATE {table(IdempotencyKey)} SET {settings} "  # noqa: S608 - names from the model
+        f"WHERE {named('id')} = %s AND {named('claim_token')} = %s AND {named('status')} = %s"
     )
 
 

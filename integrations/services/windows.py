@@ -6,6 +6,7 @@ from functools import cache
 
 from django.db import connection
 
+from delivery.queries import column
 from integrations.errors import DeliveryWindowFull
 from integrations.models import DeliveryWindowLoad
 from slots import counters
@@ -21,7 +22,7 @@ def _book_statement() -> str:
         model=DeliveryWindowLoad,
         key={"zone": "%(zone)s", "window_start": "%(start)s"},
         first_row={"window_end": "%(end)s"},
-        returning=", ".join(counters.column(DeliveryWindowLoad, name) for name in returned),
+        returning=", ".join(column(DeliveryWindowLoad, name) for name in returned),
     )
 
 
