@@ -224,19 +224,18 @@ def slot_template_update(
     zone: Zone = _UNSET,
     day_of_week: int = _UNSET,
     start_time: time = _UNSET,
-    end_time: time | None = _UNSET,
-    duration_minutes: int | None = _UNSET,
-    cutoff_minutes: int | None = _UNSET,
+    end_time: time | None = None,
+    duration_minutes: int | None = None,
+    cutoff_minutes: int | None = None,
     vehicle_capacity: list[dict] = _UNSET,
-    cutoff_day_before_at: time | None = _UNSET,
+    cutoff_day_before_at: time | None = None,
 ) -> SlotTemplate:
     """Changes the given fields (PATCH). A new `startTime` alone keeps the duration; `endTime`
     or `durationMinutes` set the duration. Existing bookings keep their slot. A new
     `cutoff_minutes` replaces a day-before cutoff and a new `cutoff_day_before_at` replaces
-    cutoff minutes; both at once: 400."""
-    given_minutes = None if cutoff_minutes is _UNSET else cutoff_minutes
-    given_day_before = None if cutoff_day_before_at is _UNSET else cutoff_day_before_at
-    _check_one_cutoff(given_minutes, given_day_before)
+    cutoff minutes; both at once: 400. `None` for any of these four is the same as not giving
+    it: none of them can be cleared."""
+    _check_one_cutoff(cutoff_minutes, cutoff_day_before_at)
     locked = (
         SlotTemplate.objects.select_for_update(of=("self",))
         .select_related("zone")
@@ -252,18 +251,16 @@ def slot_template_update(
         locked.day_of_week = day_of_week
     if start_time is not _UNSET:
         locked.start_time = start_time
-    given_end = None if end_time is _UNSET else end_time
-    given_duration = None if duration_minutes is _UNSET else duration_minutes
     locked.duration_minutes = slot_duration_derive(
         start=locked.start_time,
-        end_time=given_end,
-        duration_minutes=given_duration,
+        end_time=end_time,
+        duration_minutes=duration_minutes,
         default=locked.duration_minutes,
     )
-    if given_minutes is not None:
-        locked.cutoff_minutes, locked.cutoff_day_before_at = given_minutes, None
-    elif given_day_before is not None:
-        locked.cutoff_minutes, locked.cutoff_day_before_at = None, given_day_before
+    if cutoff_minutes is not None:
+        locked.cutoff_minutes, locked.cutoff_day_before_at = cutoff_minutes, None
+    elif cutoff_day_before_at is not None:
+        locked.cutoff_minutes, locked.cutoff_day_before_at = None, cutoff_day_before_at
     if vehicle_capacity is not _UNSET:
         locked.vehicle_capacity = vehicle_capacity
     locked.updated_at = timezone.now()
@@ -488,6 +485,27 @@ class SlotBooked:
         return max(0, self.capacity - self.booked)
 
 
+def _slot_booked(
+    *, order: Model, template: SlotTemplate, booking: SlotBooking, booked: int, capacity: int
+) -> SlotBooked:
+    """Emits `erp.slot.booked` for `order`'s new `booking`, with the slot's taken places
+    (`booked`: bookings and live holds) once it counts, and returns the booking as
+    `SlotBooked`. A plain booking and a hold turned booking announce it alike."""
+    booked_slot = SlotBooked(booking=booking, booked=booked, capacity=capacity)
+    webhook_events.slot_booked_emit(
+        organization_id=order.organization_id,
+        zone=template.zone,
+        order_id=order.id,
+        template_id=template.id,
+        date=booking.date,
+        booked=booked,
+        capacity=capacity,
+        available=booked_slot.available,
+        updated_at=booking.booked_at,
+    )
+    return booked_slot
+
+
 _BOOKING_INSERT = CompiledInsert(SlotBooking)
 
 
@@ -509,18 +527,9 @@ def slot_book(*, order: Model, template: SlotTemplate, day: date) -> SlotBooked:
         # transaction only: the UPDATE, the event and the commit.
         capacity = template.capacity
         booked = _book_place(template_id=template.id, day=day, capacity=capacity)
-        webhook_events.slot_booked_emit(
-            organization_id=order.organization_id,
-            zone=template.zone,
-            order_id=order.id,
-            template_id=template.id,
-            date=day,
-            booked=booked,
-            capacity=capacity,
-            available=max(0, capacity - booked),
-            updated_at=booking.booked_at,
+        return _slot_booked(
+            order=order, template=template, booking=booking, booked=booked, capacity=capacity
         )
-    return SlotBooked(booking=booking, booked=booked, capacity=capacity)
 
 
 def _slot_key(template_id, day: date) -> tuple[str, str]:
@@ -718,18 +727,9 @@ def slot_hold_book(*, order: Model, hold: SlotHold, template: SlotTemplate) -> S
         metrics.booking_made("slot")
         capacity = template.capacity
         taken = booked + live_hold_count(expiries, now)
-        webhook_events.slot_booked_emit(
-            organization_id=order.organization_id,
-            zone=template.zone,
-            order_id=order.id,
-            template_id=template.id,
-            date=hold.date,
-            booked=taken,
-            capacity=capacity,
-            available=max(0, capacity - taken),
-            updated_at=booking.booked_at,
+        return _slot_booked(
+            order=order, template=template, booking=booking, booked=taken, capacity=capacity
         )
-    return SlotBooked(booking=booking, booked=taken, capacity=capacity)
 
 
 @transaction.atomic
