@@ -46,9 +46,9 @@ class StoredResponse:
 
 
 @dataclass(frozen=True)
-class IdempotentResult:
-    status: int
-    body: Any
+class IdempotentResult(StoredResponse):
+    """The response to answer, and whether it is a stored one replayed."""
+
     replayed: bool
 
 
