@@ -331,6 +331,14 @@ def slot_templates_seed(
     )
     created: list[SlotTemplate] = []
     now = timezone.now()
+    # What every seeded template shares: the policy's values, and the moment of the seed.
+    shared = {
+        "duration_minutes": policy.default_duration_minutes,
+        "cutoff_minutes": policy.default_cutoff_minutes,
+        "vehicle_capacity": policy.default_vehicle_capacity,
+        "created_at": now,
+        "updated_at": now,
+    }
     for zone in zones:
         created_here = 0
         for day in days:
@@ -342,11 +350,7 @@ def slot_templates_seed(
                     zone=zone,
                     day_of_week=day,
                     start_time=start,
-                    duration_minutes=policy.default_duration_minutes,
-                    cutoff_minutes=policy.default_cutoff_minutes,
-                    vehicle_capacity=policy.default_vehicle_capacity,
-                    created_at=now,
-                    updated_at=now,
+                    **shared,
                 )
                 try:
                     with transaction.atomic():
