@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from tenants.errors import ApiKeyRevoked
 from tenants.models import ApiKey, Platform
-from webhooks import catalog, sending
+from webhooks import catalog, sending, services
 from webhooks.errors import WebhookUrlMissing
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event, Family
 
@@ -48,17 +48,17 @@ def _test_delivery_create(*, api_key: ApiKey) -> Delivery:
         created_at=now,
         updated_at=now,
     )
-    # Due now and marked queued, so the sweep leaves it to us; no message is published.
-    return Delivery.objects.create(
+    delivery = Delivery(
         organization_id=api_key.organization_id,
         event=event,
         api_key=api_key,
         url=api_key.webhook_url,
-        schedule_start=now,
-        next_attempt_at=now,
-        queued_at=now,
         created_at=now,
     )
+    # Due now and marked queued, so the sweep leaves it to us; no message is published.
+    services.delivery_round_start(delivery, now=now)
+    delivery.save(force_insert=True)
+    return delivery
 
 
 def api_key_webhook_test(*, api_key: ApiKey) -> TestWebhookResult:

@@ -25,6 +25,13 @@ logger = logging.getLogger(__name__)
 SWEEP_BATCH_SIZE = 500
 
 
+def delivery_round_start(delivery: Delivery, *, now: datetime) -> None:
+    """Starts `delivery`'s round of attempts at `now`: its first attempt due at once, and marked
+    queued (the caller publishes its message, or sends it itself), so the sweep does not queue it
+    a second time. Saving it is the caller's."""
+    delivery.schedule_start = delivery.next_attempt_at = delivery.queued_at = now
+
+
 @transaction.atomic
 def delivery_redeliver(*, delivery: Delivery) -> Delivery:
     """Starts a new round of attempts at once, on the full schedule (contract "Webhooks").
@@ -38,9 +45,7 @@ def delivery_redeliver(*, delivery: Delivery) -> Delivery:
         delivery.url = delivery.api_key.webhook_url
     delivery.status = DeliveryStatus.PENDING
     delivery.round_start_attempts = delivery.attempts
-    delivery.schedule_start = now
-    delivery.next_attempt_at = now
-    delivery.queued_at = now
+    delivery_round_start(delivery, now=now)
     delivery.claim_token = None
     delivery.claimed_until = None
     delivery.delivered_at = None
