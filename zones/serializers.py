@@ -14,6 +14,7 @@ from delivery.fields import (
     one_of_message,
     required_messages,
 )
+from delivery.serializers import snake_case_arguments
 from zones.errors import PolygonInvalid
 from zones.geometry import exterior_lat_lng, polygon_normalize
 from zones.models import ZonePurpose
@@ -63,8 +64,7 @@ class ZoneInput(serializers.Serializer):
 
     def service_arguments(self) -> dict:
         """validated_data under the names `zones.services` takes."""
-        renamed = {"timezone": "timezone_name", "windowCapacity": "window_capacity"}
-        return {renamed.get(key, key): value for key, value in self.validated_data.items()}
+        return snake_case_arguments(self.validated_data, renamed={"timezone": "timezone_name"})
 
 
 class ZoneOutput(serializers.Serializer):
