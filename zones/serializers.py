@@ -116,17 +116,19 @@ class ResolveZoneInput(serializers.Serializer):
     )
 
 
-class ResolvedZoneZoneOutput(serializers.Serializer):
+# A zone as resolve-zone names it: id, name and slug first. (No docstring: the subclasses would
+# carry it into the schema as their description.)
+class _ZoneNamedOutput(serializers.Serializer):
     id = serializers.UUIDField()
     name = serializers.CharField()
     slug = serializers.CharField()
+
+
+class ResolvedZoneZoneOutput(_ZoneNamedOutput):
     organizationId = serializers.UUIDField(source="organization_id")
 
 
-class NextBestZoneOutput(serializers.Serializer):
-    id = serializers.UUIDField()
-    name = serializers.CharField()
-    slug = serializers.CharField()
+class NextBestZoneOutput(_ZoneNamedOutput):
     distanceMeters = serializers.FloatField(help_text="0 when it covers the point too")
 
     def to_representation(self, instance) -> dict:
