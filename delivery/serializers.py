@@ -4,10 +4,14 @@ DRF runs `validate()` only once every field is valid, so a caller who sends a bo
 field and a cross-field problem learns of the second only after fixing the first. The contract
 wants every problem of a body in one 400 (docs/contract.md "Errors"): this base checks the
 cross-field rules over the fields that are valid, also when others are not, and lists both.
+
+It also holds the one rule between the contract's camelCase field names and the snake_case names
+of the models and services (`pickupLat` is `pickup_lat`).
 """
 
 import copy
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from typing import TypeVar
 
 from rest_framework import serializers
@@ -92,6 +96,35 @@ def _is_leaf(field: serializers.Field) -> bool:
     return not isinstance(
         field, serializers.BaseSerializer | serializers.ListField | serializers.DictField
     )
+
+
+def snake_case(name: str) -> str:
+    """`pickupLat` → `pickup_lat`: the model attribute or service argument of a contract field."""
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+def snake_source(name: str) -> dict:
+    """`{"source": "pickup_lat"}` for `pickupLat`; nothing for a name that is its own attribute
+    (DRF refuses a `source` equal to the field name)."""
+    snake = snake_case(name)
+    return {"source": snake} if snake != name else {}
+
+
+def snake_case_arguments(
+    validated_data: Mapping,
+    *,
+    renamed: Mapping[str, str] | None = None,
+    leave_out: Collection[str] = (),
+) -> dict:
+    """`validated_data` as the keywords of a service: each field under its snake_case name
+    (`dayOfWeek` → `day_of_week`) or the one `renamed` gives it; the `leave_out` fields (those
+    the view resolves itself) are not passed."""
+    renamed = renamed or {}
+    return {
+        renamed.get(key) or snake_case(key): value
+        for key, value in validated_data.items()
+        if key not in leave_out
+    }
 
 
 def page_output(item: type[serializers.Serializer]) -> type[serializers.Serializer]:

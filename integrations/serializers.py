@@ -6,8 +6,6 @@ Every validation message names its field (contract "Errors"): `externalRef requi
 must be one of: ...`.
 """
 
-import re
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -21,7 +19,7 @@ from delivery.fields import (
     page_field,
     page_size_field,
 )
-from delivery.serializers import page_output
+from delivery.serializers import page_output, snake_case
 from integrations import external_refs, windows
 from integrations.models import Order, OrderStatus
 from integrations.services import sandbox
@@ -35,18 +33,6 @@ MAPPING_STATUS = {OrderStatus.PENDING: "created", OrderStatus.DISPATCHING: "rele
 
 def current_mapping_status(status: str) -> str:
     return MAPPING_STATUS.get(status, status)
-
-
-def snake_case(name: str) -> str:
-    """`pickupLat` → `pickup_lat`: the model attribute of a contract field."""
-    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
-
-
-def snake_source(name: str) -> dict:
-    """`{"source": "pickup_lat"}` for `pickupLat`; nothing for a name that is its own attribute
-    (DRF refuses a `source` equal to the field name)."""
-    snake = snake_case(name)
-    return {"source": snake} if snake != name else {}
 
 
 class ExternalRefField(NamedTextField):

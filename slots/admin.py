@@ -14,6 +14,17 @@ from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.admin_site import administered_organization_ids
 from zones.models import SLOT_PURPOSES, Zone
 
+#: what the template form edits, each under the name `slot_template_create`/`_update` takes it
+TEMPLATE_FIELDS = (
+    "zone",
+    "day_of_week",
+    "start_time",
+    "duration_minutes",
+    "cutoff_minutes",
+    "cutoff_day_before_at",
+    "vehicle_capacity",
+)
+
 
 def _messages_of(error: ApplicationError) -> list[str]:
     return error.message if isinstance(error.message, list) else [error.message]
@@ -87,15 +98,7 @@ class SlotPolicyAdmin(OrganizationScopedAdmin):
 class SlotTemplateForm(forms.ModelForm):
     class Meta:
         model = SlotTemplate
-        fields = (
-            "zone",
-            "day_of_week",
-            "start_time",
-            "duration_minutes",
-            "cutoff_minutes",
-            "cutoff_day_before_at",
-            "vehicle_capacity",
-        )
+        fields = TEMPLATE_FIELDS
         help_texts = {
             "cutoff_minutes": "Booking closes this many minutes before the start ...",
             "cutoff_day_before_at": "... or at this time (HH:MM, zone time) on the day before. "
@@ -190,15 +193,7 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
     def save_model(self, request, obj, form, change):
         obj.organization_id = obj.zone.organization_id
         self.check_organization_allowed(request, obj)
-        fields = {
-            "zone": obj.zone,
-            "day_of_week": obj.day_of_week,
-            "start_time": obj.start_time,
-            "duration_minutes": obj.duration_minutes,
-            "cutoff_minutes": obj.cutoff_minutes,
-            "cutoff_day_before_at": obj.cutoff_day_before_at,
-            "vehicle_capacity": obj.vehicle_capacity,
-        }
+        fields = {name: getattr(obj, name) for name in TEMPLATE_FIELDS}
         try:
             if change:
                 saved = services.slot_template_update(template=obj, **fields)

@@ -18,7 +18,7 @@ from delivery.fields import (
     parse_date,
     parse_uuid,
 )
-from delivery.serializers import CrossFieldSerializer
+from delivery.serializers import CrossFieldSerializer, snake_case_arguments
 from slots.models import SlotPolicy, SlotTemplate
 from slots.occurrences import (
     DAY_ABBREVIATIONS,
@@ -115,14 +115,8 @@ class SlotPolicyInput(serializers.Serializer):
     )
 
     def service_arguments(self) -> dict:
-        renamed = {
-            "timezone": "timezone_name",
-            "defaultDurationMinutes": "default_duration_minutes",
-            "defaultCutoffMinutes": "default_cutoff_minutes",
-            "defaultVehicleCapacity": "default_vehicle_capacity",
-            "defaultPickupAddress": "default_pickup_address",
-        }
-        return {renamed[key]: value for key, value in self.validated_data.items()}
+        """validated_data under the names `slots.services.slot_policy_update` takes."""
+        return snake_case_arguments(self.validated_data, renamed={"timezone": "timezone_name"})
 
 
 class SlotPolicyOutput(serializers.Serializer):
@@ -189,16 +183,7 @@ class SlotTemplateInput(CrossFieldSerializer):
 
     def service_arguments(self) -> dict:
         """validated_data under the names `slots.services` takes (zoneId is resolved apart)."""
-        renamed = {
-            "dayOfWeek": "day_of_week",
-            "startTime": "start_time",
-            "endTime": "end_time",
-            "durationMinutes": "duration_minutes",
-            "cutoffMinutes": "cutoff_minutes",
-            "cutoffDayBeforeAt": "cutoff_day_before_at",
-            "vehicleCapacity": "vehicle_capacity",
-        }
-        return {renamed[key]: value for key, value in self.validated_data.items() if key in renamed}
+        return snake_case_arguments(self.validated_data, leave_out={"zoneId"})
 
 
 class SlotTemplateOutput(serializers.Serializer):

@@ -29,6 +29,17 @@ from zones.models import Place, Zone, ZoneBlackout
 
 PREVIEW_SIZE = 320
 
+#: the change form's first section; the polygon and the metadata follow in sections of their own
+ZONE_MAIN_FIELDS = (
+    "organization",
+    "name",
+    "slug",
+    "purpose",
+    "enabled",
+    "timezone",
+    "window_capacity",
+)
+
 
 class ZoneAdminForm(forms.ModelForm):
     geodata = forms.JSONField(
@@ -42,17 +53,7 @@ class ZoneAdminForm(forms.ModelForm):
 
     class Meta:
         model = Zone
-        fields = (
-            "organization",
-            "name",
-            "slug",
-            "purpose",
-            "enabled",
-            "timezone",
-            "window_capacity",
-            "geodata",
-            "metadata",
-        )
+        fields = (*ZONE_MAIN_FIELDS, "geodata", "metadata")
 
     def clean_slug(self):
         # Left empty: a new zone gets one from its name; an existing zone keeps its own.
@@ -121,20 +122,7 @@ class ZoneAdmin(OrganizationScopedAdmin):
     search_fields = ("name", "slug")
     readonly_fields = ("polygon_preview", "created_at", "updated_at")
     fieldsets = (
-        (
-            None,
-            {
-                "fields": (
-                    "organization",
-                    "name",
-                    "slug",
-                    "purpose",
-                    "enabled",
-                    "timezone",
-                    "window_capacity",
-                )
-            },
-        ),
+        (None, {"fields": ZONE_MAIN_FIELDS}),
         ("Polygon", {"fields": ("geodata", "polygon_preview")}),
         ("More", {"fields": ("metadata", "created_at", "updated_at")}),
     )

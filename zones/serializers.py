@@ -14,6 +14,7 @@ from delivery.fields import (
     one_of_message,
     required_messages,
 )
+from delivery.serializers import snake_case_arguments
 from zones.errors import PolygonInvalid
 from zones.geometry import exterior_lat_lng, polygon_normalize
 from zones.models import ZonePurpose
@@ -63,8 +64,7 @@ class ZoneInput(serializers.Serializer):
 
     def service_arguments(self) -> dict:
         """validated_data under the names `zones.services` takes."""
-        renamed = {"timezone": "timezone_name", "windowCapacity": "window_capacity"}
-        return {renamed.get(key, key): value for key, value in self.validated_data.items()}
+        return snake_case_arguments(self.validated_data, renamed={"timezone": "timezone_name"})
 
 
 class ZoneOutput(serializers.Serializer):
@@ -116,17 +116,19 @@ class ResolveZoneInput(serializers.Serializer):
     )
 
 
-class ResolvedZoneZoneOutput(serializers.Serializer):
+# A zone as resolve-zone names it: id, name and slug first. (No docstring: the subclasses would
+# carry it into the schema as their description.)
+class _ZoneNamedOutput(serializers.Serializer):
     id = serializers.UUIDField()
     name = serializers.CharField()
     slug = serializers.CharField()
+
+
+class ResolvedZoneZoneOutput(_ZoneNamedOutput):
     organizationId = serializers.UUIDField(source="organization_id")
 
 
-class NextBestZoneOutput(serializers.Serializer):
-    id = serializers.UUIDField()
-    name = serializers.CharField()
-    slug = serializers.CharField()
+class NextBestZoneOutput(_ZoneNamedOutput):
     distanceMeters = serializers.FloatField(help_text="0 when it covers the point too")
 
     def to_representation(self, instance) -> dict:

@@ -23,14 +23,13 @@ from delivery.fields import (
     field_messages,
     parse_date,
 )
-from delivery.serializers import CrossFieldSerializer, OutputSerializer
+from delivery.serializers import CrossFieldSerializer, OutputSerializer, snake_source
 from integrations.models import DeliveryMethod, PackageSize, ServiceType, TemperatureClass
 from integrations.serializers import (
     ExternalRefField,
     OrderDriverOutput,
     ZoneTimeField,
     current_mapping_status,
-    snake_source,
 )
 
 MAX_WEIGHT_KG = 100_000
