@@ -10,7 +10,14 @@ from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
-from delivery.errors import ApplicationError, error_body
+from delivery.errors import (
+    ApplicationError,
+    Forbidden,
+    NotFound,
+    RateLimited,
+    ServiceUnavailable,
+    error_body,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,18 +76,20 @@ def api_exception_handler(exc, context):
     if isinstance(exc, drf_exceptions.Throttled):
         wait = max(1, int(exc.wait or 1))
         return Response(
-            error_body(429, "Too many requests"), status=429, headers={"Retry-After": str(wait)}
+            error_body(429, RateLimited.default_message),
+            status=429,
+            headers={"Retry-After": str(wait)},
         )
     if isinstance(exc, drf_exceptions.APIException):
         return Response(error_body(exc.status_code, str(exc.detail)), status=exc.status_code)
     if isinstance(exc, Http404):
-        return Response(error_body(404, "Not found"), status=404)
+        return Response(error_body(404, NotFound.default_message), status=404)
     if isinstance(exc, PermissionDenied):
-        return Response(error_body(403, "Forbidden"), status=403)
+        return Response(error_body(403, Forbidden.default_message), status=403)
     if isinstance(exc, OperationalError | InterfaceError):
         # The database is away: answer fast with 503 instead of hanging or leaking SQL.
         logger.error("database unavailable: %s", exc.__class__.__name__)
-        return Response(error_body(503, "Service temporarily unavailable"), status=503)
+        return Response(error_body(503, ServiceUnavailable.default_message), status=503)
     if isinstance(exc, DatabaseError):
         logger.exception("database error")
         return Response(error_body(500, "Internal server error"), status=500)

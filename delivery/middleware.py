@@ -13,7 +13,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpResponseBadRequest, HttpResponseNotFound, JsonResponse
 from django.urls import Resolver404, resolve
 
-from delivery.errors import error_body
+from delivery.errors import NotFound, ServiceUnavailable, error_body
 from delivery.parsers import has_unstorable, unstorable_text_message
 from delivery.ratelimit import rate_limit_states
 
@@ -127,7 +127,7 @@ class ApiErrorMiddleware:
             phrase = HTTPStatus(status).phrase
         except ValueError:
             phrase = "Error"
-        message = "Not found" if status == 404 else phrase
+        message = NotFound.default_message if status == 404 else phrase
         replacement = json_error(status, message)
         for header in ("Allow", "Retry-After", "WWW-Authenticate"):
             if header in response:
@@ -141,7 +141,7 @@ class ApiErrorMiddleware:
             return json_error(413, "Request body must not exceed 1 MiB")
         if isinstance(exception, OperationalError | InterfaceError):
             logger.error("database unavailable: %s", exception.__class__.__name__)
-            return json_error(503, "Service temporarily unavailable")
+            return json_error(503, ServiceUnavailable.default_message)
         logger.exception("unhandled error on %s %s", request.method, request.path)
         return json_error(500, "Internal server error")
 
@@ -159,7 +159,8 @@ class UnstorableTextMiddleware:
         if has_unstorable(request.path) and not (api and self._routed(request)):
             # An API route answers its own 404 (`Order not found`): its lookups refuse such
             # ids before the database (tests/core/test_hostile_classes.py sends them to all).
-            return json_error(404, "Not found") if api else HttpResponseNotFound("Not found")
+            message = NotFound.default_message
+            return json_error(404, message) if api else HttpResponseNotFound(message)
         problem = self._query_problem(request) or self._header_problem(request)
         if problem:
             return json_error(400, [problem]) if api else HttpResponseBadRequest(problem)
