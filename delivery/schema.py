@@ -1,8 +1,9 @@
 """OpenAPI pieces shared by every app: the error body, the standard error responses, and the
 schema class that declares each operation's security and the rate-limit fields of counted
-operations."""
+operations, and takes each operation's description from its method's docstring."""
 
 from drf_spectacular import openapi
+from drf_spectacular.plumbing import get_doc
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
@@ -88,6 +89,15 @@ class AutoSchema(openapi.AutoSchema):
         if operation is not None:
             operation.setdefault("security", [])
         return operation
+
+    def get_description(self):
+        # An operation's description is its method's docstring (drf-spectacular's own rule),
+        # wrapped in the source to the line length: each paragraph reaches the document as one
+        # line, as Markdown reads it anyway, so re-wrapping the source never changes the document.
+        method_doc = get_doc(getattr(self.view, self.method.lower(), None))
+        if not method_doc:
+            return super().get_description()
+        return "\n\n".join(" ".join(paragraph.split()) for paragraph in method_doc.split("\n\n"))
 
     def get_override_parameters(self):
         # the rate-limit response fields on every operation that is counted (docs/contract.md

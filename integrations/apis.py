@@ -37,9 +37,9 @@ class ManagedOrdersApi(ManagementApiView):
             OpenApiParameter("pageSize", int, description="1 to 100 (default 50)"),
         ],
         responses={200: OrderPageOutput, **errors(400, 401, 404)},
-        description="Newest first (ties broken by id); two queries whatever the page holds.",
     )
     def get(self, request, org_id):
+        """Newest first (ties broken by id); two queries whatever the page holds."""
         organization = self.get_organization()
         serializer = valid_serializer(OrderListQuery, request.query_params)
         params = serializer.validated_data
@@ -68,10 +68,10 @@ class ManagedOrderTransitionApi(ManagementApiView):
         tags=TAG,
         request=OrderTransitionInput,
         responses={200: ManagedOrderDetailOutput, **errors(400, 401, 404, 409)},
-        description="Moves the order by the status machine (contract: Orders); `driverId` is "
-        "required for `assigned`.",
     )
     def post(self, request, org_id, order_id):
+        """Moves the order by the status machine (contract: Orders); `driverId` is required for
+        `assigned`."""
         organization = self.get_organization()
         serializer = valid_serializer(OrderTransitionInput, request.data)
         data = serializer.validated_data
@@ -100,14 +100,13 @@ class ManagedOrderSimulateApi(ManagementApiView):
             202: OpenApiResponse(OrderSimulationOutput, description="Simulation scheduled"),
             **errors(400, 401, 404, 409, 415, 503),
         },
-        description="Sandbox: moves an order created with a test key through assigned, "
-        "picked_up, in_transit to `outcome` (delivered or failed), one status every "
-        "`stepSeconds` (1 to 300, default 5; the first at once), with the organization's sandbox "
-        "driver, through the status machine: the same webhooks and tracking changes as a real "
-        "fleet. 409 `Order <ref> was not created with a test key`; 409 with the status machine's "
-        "message for a terminal order.",
     )
     def post(self, request, org_id, order_id):
+        """Sandbox: moves an order created with a test key through assigned, picked_up, in_transit
+        to `outcome` (delivered or failed), one status every `stepSeconds` (1 to 300, default 5; the
+        first at once), with the organization's sandbox driver, through the status machine: the same
+        webhooks and tracking changes as a real fleet. 409 `Order <ref> was not created with a test
+        key`; 409 with the status machine's message for a terminal order."""
         organization = self.get_organization()
         serializer = valid_serializer(OrderSimulationInput, request.data)
         data = serializer.validated_data

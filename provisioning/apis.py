@@ -71,13 +71,11 @@ class OrganizationDetailApi(ProvisioningApiView):
         tags=TAG,
         request=OrganizationUpdateInput,
         responses={200: OrganizationOutput, **errors(400, 401, 404, 413, 415, 429)},
-        description=(
-            "Renames or (de)activates an organization. Deactivation takes effect at once, in "
-            "every process: its API keys answer 401 and its admins get neither the management "
-            "API (404 Organization not found) nor Django admin."
-        ),
     )
     def patch(self, request, org_id):
+        """Renames or (de)activates an organization. Deactivation takes effect at once, in every
+        process: its API keys answer 401 and its admins get neither the management API (404
+        Organization not found) nor Django admin."""
         organization = tenant_selectors.organization_get(organization_id=org_id)
         data = valid_serializer(OrganizationUpdateInput, request.data).validated_data
         updated = tenant_services.organization_update(
@@ -191,12 +189,10 @@ class ApiKeyDetailApi(ProvisioningApiView):
         request=ApiKeyUpdateInput,
         responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409, 429)},
         operation_id="provisioning_organizations_api_keys_update",
-        description=(
-            "Webhook URL update: changes any of name, platform, webhookUrl and webhookEvents "
-            "(an array of event names, or null for every event)."
-        ),
     )
     def post(self, request, org_id, key_id):
+        """Webhook URL update: changes any of name, platform, webhookUrl and webhookEvents (an array
+        of event names, or null for every event)."""
         organization = tenant_selectors.organization_get(organization_id=org_id)
         api_key = tenant_selectors.api_key_get(organization_id=organization.id, key_id=key_id)
         serializer = valid_serializer(ApiKeyUpdateInput, request.data)

@@ -62,10 +62,10 @@ class BulkAvailabilityApi(ApiKeyApiView):
             ),
         ],
         responses={200: BulkAvailabilityOutput, **errors(400, 401, 404)},
-        description="Every date from startDate to endDate (both included, at most 31 days "
-        "apart) with its slots ascending by start; a date without slots has an empty array.",
     )
     def get(self, request):
+        """Every date from startDate to endDate (both included, at most 31 days apart) with its
+        slots ascending by start; a date without slots has an empty array."""
         serializer = valid_serializer(BulkAvailabilityQueryInput, request.query_params)
         query = serializer.validated_data
         availability = _availability(request, query.zone, query.start_date, query.end_date)
@@ -84,9 +84,9 @@ class DayAvailabilityApi(ApiKeyApiView):
         tags=PUBLIC,
         parameters=[*_ZONE_PARAMETERS, OpenApiParameter("date", OpenApiTypes.DATE, required=True)],
         responses={200: SingleDayAvailabilityOutput, **errors(400, 401, 404)},
-        description="The slots of one date, ascending by start.",
     )
     def get(self, request):
+        """The slots of one date, ascending by start."""
         serializer = valid_serializer(DayAvailabilityQueryInput, request.query_params)
         query = serializer.validated_data
         availability = _availability(request, query.zone, query.date, query.date)
@@ -197,11 +197,10 @@ class SlotTemplatesSeedApi(ManagementApiView):
         tags=MANAGEMENT,
         request=SlotTemplateSeedInput,
         responses={201: SlotTemplateOutput(many=True), **errors(400, 401, 404)},
-        description="Creates templates from the slot policy: every slot zone, days 0-4, "
-        "08:00 to 20:00 unless given. Slots that exist already are skipped; the response "
-        "lists the templates created.",
     )
     def post(self, request, org_id):
+        """Creates templates from the slot policy: every slot zone, days 0-4, 08:00 to 20:00 unless
+        given. Slots that exist already are skipped; the response lists the templates created."""
         organization = self.get_organization()
         serializer = valid_serializer(SlotTemplateSeedInput, request.data)
         data = serializer.validated_data

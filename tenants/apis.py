@@ -110,12 +110,10 @@ class ManagedApiKeyDetailApi(ManagementApiView):
         tags=TAG,
         request=ApiKeyUpdateInput,
         responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409)},
-        description=(
-            "Changes any of name, platform, webhookUrl and webhookEvents (an array of event "
-            "names, or null for every event), as the provisioning update does."
-        ),
     )
     def patch(self, request, org_id, key_id):
+        """Changes any of name, platform, webhookUrl and webhookEvents (an array of event names, or
+        null for every event), as the provisioning update does."""
         api_key = selectors.api_key_get(organization_id=self.get_organization().id, key_id=key_id)
         serializer = valid_serializer(ApiKeyUpdateInput, request.data)
         updated = services.api_key_update(api_key=api_key, **serializer.service_arguments())

@@ -62,13 +62,11 @@ class ApiKeyTestWebhookApi(ManagementApiView):
             **errors(401, 404, 409),
             400: OpenApiResponse(ErrorBody, description="API key has no webhook URL"),
         },
-        description=(
-            "Sends a signed `webhook.test` event to the key's webhookUrl at once (one attempt, "
-            "recorded as a delivery) and answers how it went: `delivered` is true for a 2xx. "
-            "400 `API key has no webhook URL`; 409 `API key is revoked`."
-        ),
     )
     def post(self, request, org_id, key_id):
+        """Sends a signed `webhook.test` event to the key's webhookUrl at once (one attempt,
+        recorded as a delivery) and answers how it went: `delivered` is true for a 2xx. 400 `API key
+        has no webhook URL`; 409 `API key is revoked`."""
         api_key = tenant_selectors.api_key_get(
             organization_id=self.get_organization().id, key_id=key_id
         )
@@ -81,15 +79,13 @@ class DeliveriesRecoverApi(ManagementApiView):
         tags=TAG,
         request=RecoverInput,
         responses={202: RecoverOutput, **errors(400, 401, 404)},
-        description=(
-            "Queues again every delivery of the organization that ended `failed` (its last "
-            "attempt) in [since, until) — of one key with `keyId` — oldest event first, each "
-            "once; a new round of attempts to the key's current webhookUrl. `since` is "
-            "required; `until` (default now) must be after it; date-times are ISO 8601 (UTC "
-            "without an offset). An unknown keyId: 404 `API key not found`."
-        ),
     )
     def post(self, request, org_id):
+        """Queues again every delivery of the organization that ended `failed` (its last attempt) in
+        [since, until) — of one key with `keyId` — oldest event first, each once; a new round of
+        attempts to the key's current webhookUrl. `since` is required; `until` (default now) must be
+        after it; date-times are ISO 8601 (UTC without an offset). An unknown keyId: 404 `API key
+        not found`."""
         organization = self.get_organization()
         serializer = RecoverInput(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -36,10 +36,10 @@ class ResolveZoneApi(ApiKeyApiView):
         tags=["promises"],
         request=ResolveZoneInput,
         responses={200: ResolvedZoneOutput, **errors(400, 401, 404, 503)},
-        description="Geocodes the address and returns its zone with a confidence "
-        "(contract: Geocoding and resolve-zone). Any active key of the organization.",
     )
     def post(self, request):
+        """Geocodes the address and returns its zone with a confidence (contract: Geocoding and
+        resolve-zone). Any active key of the organization."""
         serializer = valid_serializer(ResolveZoneInput, request.data)
         resolved = selectors.zone_resolve(
             organization_id=request.auth.organization_id,
@@ -111,10 +111,10 @@ class ZonesExportApi(IntegrationApiView):
             ),
             **errors(400, 401, 403),
         },
-        description="Every zone of purpose dispatch or both; disabled ones with isActive "
-        "false (contract: Slots and windows).",
     )
     def get(self, request):
+        """Every zone of purpose dispatch or both; disabled ones with isActive false (contract:
+        Slots and windows)."""
         export_format = request.query_params.get("format", "json")
         if export_format not in ("json", "csv"):
             raise ExportFormatInvalid()
@@ -188,9 +188,9 @@ class ZoneBlackoutsApi(ManagementApiView):
     @extend_schema(
         tags=MANAGEMENT,
         responses={200: ZoneBlackoutOutput(many=True), **errors(401, 404)},
-        description="The zone's blackout dates (no deliveries), ascending.",
     )
     def get(self, request, org_id, zone_id):
+        """The zone's blackout dates (no deliveries), ascending."""
         blackouts = selectors.zone_blackout_list(zone=self._zone(zone_id))
         return Response(ZoneBlackoutOutput(blackouts, many=True).data)
 
@@ -198,11 +198,11 @@ class ZoneBlackoutsApi(ManagementApiView):
         tags=MANAGEMENT,
         request=ZoneBlackoutInput,
         responses={201: ZoneBlackoutOutput, **errors(400, 401, 404, 409)},
-        description="A date (YYYY-MM-DD, the zone's own calendar) on which the zone takes no "
-        "deliveries: its slots and partner windows are not bookable. 409 when the zone has a "
-        "blackout on that date already.",
     )
     def post(self, request, org_id, zone_id):
+        """A date (YYYY-MM-DD, the zone's own calendar) on which the zone takes no deliveries: its
+        slots and partner windows are not bookable. 409 when the zone has a blackout on that date
+        already."""
         zone = self._zone(zone_id)
         serializer = valid_serializer(ZoneBlackoutInput, request.data)
         blackout = services.zone_blackout_create(

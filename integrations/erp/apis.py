@@ -42,15 +42,15 @@ class ErpOrdersApi(ErpApiView):
             201: OpenApiResponse(ErpOrderOutput, description="Order created, slot booked"),
             **errors(400, 401, 403, 404, 409, 413, 415, 429),
         },
-        description="Creates an order and books its delivery slot in one transaction. Checks, "
-        "in order: template exists (404 Slot not found), weekday, cutoff, dropoff inside the "
-        "zone, zone enabled, blackout date (400 Zone <name> takes no deliveries on <date>), "
-        "capacity (400). Emits erp.slot.booked. With holdId, the key's slot hold becomes "
-        "the booking (no capacity check): 404 Slot hold not found (unknown or another key's), "
-        "400 Slot hold is for another delivery slot or date, 409 Slot hold has already been "
-        "used, 409 Slot hold has expired; the cutoff is judged when the hold was taken.",
     )
     def post(self, request):
+        """Creates an order and books its delivery slot in one transaction. Checks, in order:
+        template exists (404 Slot not found), weekday, cutoff, dropoff inside the zone, zone
+        enabled, blackout date (400 Zone <name> takes no deliveries on <date>), capacity (400).
+        Emits erp.slot.booked. With holdId, the key's slot hold becomes the booking (no capacity
+        check): 404 Slot hold not found (unknown or another key's), 400 Slot hold is for another
+        delivery slot or date, 409 Slot hold has already been used, 409 Slot hold has expired; the
+        cutoff is judged when the hold was taken."""
         serializer = valid_serializer(ErpOrderInput, request.data)
         order = services.erp_order_create(
             organization_id=request.auth.organization_id,
@@ -73,10 +73,10 @@ class ErpOrderSlotApi(ErpApiView):
         tags=TAG,
         request=ErpSlotAssignInput,
         responses={200: ErpOrderSlotOutput, **errors(400, 401, 403, 404, 409, 415, 429)},
-        description="Assigns or reassigns the order's slot: frees the old one and books the "
-        "new one in one transaction, with the checks of creation. Terminal status: 409.",
     )
     def put(self, request, external_ref):
+        """Assigns or reassigns the order's slot: frees the old one and books the new one in one
+        transaction, with the checks of creation. Terminal status: 409."""
         order = self.get_order(external_ref)
         serializer = valid_serializer(ErpSlotAssignInput, request.data)
         order = services.erp_order_slot_assign(order=order, **serializer.service_arguments())
@@ -88,10 +88,10 @@ class ErpOrderCancelApi(ErpApiView):
         tags=TAG,
         request=ErpCancelInput,
         responses={200: ErpOrderOutput, **errors(400, 401, 403, 404, 409, 415, 429)},
-        description="Cancels the order (from pending, dispatching or assigned) and frees its "
-        "slot; emits erp.slots.updated.",
     )
     def post(self, request, external_ref):
+        """Cancels the order (from pending, dispatching or assigned) and frees its slot; emits
+        erp.slots.updated."""
         order = self.get_order(external_ref)
         serializer = valid_serializer(ErpCancelInput, request.data or {})
         order = services.erp_order_cancel(
@@ -110,15 +110,14 @@ class ErpSlotHoldsApi(ErpApiView):
             201: OpenApiResponse(SlotHoldOutput, description="One place of the slot held"),
             **errors(400, 401, 403, 404, 413, 415, 429),
         },
-        description="Holds one place of a slot during a checkout (docs/slot-holds.md), for "
-        "ttlSeconds (default 600, 1 to 3600). The checks of an ERP order create, in its order "
-        "and with its messages: 404 Slot not found, then 400 for the weekday, the cutoff, a "
-        "dropoff outside the zone, a disabled zone, and Delivery slot is full. A live hold "
-        "counts as taken in availability and in erp.slots.updated / erp.slot.booked; an "
-        "expired one counts for nothing. Book it with holdId on POST /integrations/erp/orders "
-        "or release it with DELETE. Emits erp.slots.updated.",
     )
     def post(self, request):
+        """Holds one place of a slot during a checkout (docs/slot-holds.md), for ttlSeconds (default
+        600, 1 to 3600). The checks of an ERP order create, in its order and with its messages: 404
+        Slot not found, then 400 for the weekday, the cutoff, a dropoff outside the zone, a disabled
+        zone, and Delivery slot is full. A live hold counts as taken in availability and in
+        erp.slots.updated / erp.slot.booked; an expired one counts for nothing. Book it with holdId
+        on POST /integrations/erp/orders or release it with DELETE. Emits erp.slots.updated."""
         serializer = valid_serializer(SlotHoldInput, request.data)
         result = services.erp_slot_hold_create(
             organization_id=request.auth.organization_id,
@@ -136,11 +135,10 @@ class ErpSlotHoldDetailApi(ErpApiView):
             204: OpenApiResponse(description="Hold released, its place given back"),
             **errors(401, 403, 404, 409, 429),
         },
-        description="Releases the key's hold: its place goes back to the slot. 404 Slot hold "
-        "not found for an unknown hold or another key's; 409 Slot hold has already been used "
-        "once it became an order's booking (cancel the order instead). Emits "
-        "erp.slots.updated.",
     )
     def delete(self, request, hold_id):
+        """Releases the key's hold: its place goes back to the slot. 404 Slot hold not found for an
+        unknown hold or another key's; 409 Slot hold has already been used once it became an order's
+        booking (cancel the order instead). Emits erp.slots.updated."""
         services.erp_slot_hold_release(api_key_id=request.auth.key_id, hold_id=hold_id)
         return Response(status=204)

@@ -59,10 +59,10 @@ class PartnerOrdersApi(IntegrationApiView):
             201: OpenApiResponse(PartnerOrderCreatedOutput, description="Order created"),
             **errors(400, 401, 403, 404, 409, 413, 415, 422, 429, 503),
         },
-        description="Creates an order; books the delivery window containing "
-        "deliveryWindowStart; sends order.created (contract: Orders).",
     )
     def post(self, request):
+        """Creates an order; books the delivery window containing deliveryWindowStart; sends
+        order.created (contract: Orders)."""
         principal = request.auth
         key = _idempotency_key(request)
 
@@ -109,10 +109,10 @@ class PartnerOrderReleaseApi(IntegrationApiView):
         tags=TAG,
         request=None,
         responses={200: PartnerOrderReleasedOutput, **errors(401, 403, 404, 409, 429)},
-        description="pending → dispatching with releasedAt; already dispatching answers 200 "
-        "again; any other status 409 (contract: Orders).",
     )
     def post(self, request, external_ref):
+        """pending → dispatching with releasedAt; already dispatching answers 200 again; any other
+        status 409 (contract: Orders)."""
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
@@ -125,10 +125,10 @@ class PartnerOrderCancelApi(IntegrationApiView):
         tags=TAG,
         request=CancelInput,
         responses={200: PartnerOrderOutput, **errors(400, 401, 403, 404, 409, 429)},
-        description="Allowed from pending, dispatching, assigned; frees the window place; "
-        "sends order.cancelled (contract: Orders).",
     )
     def post(self, request, external_ref):
+        """Allowed from pending, dispatching, assigned; frees the window place; sends
+        order.cancelled (contract: Orders)."""
         serializer = valid_serializer(CancelInput, request.data if request.data is not None else {})
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
