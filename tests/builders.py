@@ -311,6 +311,30 @@ def driver(organization: Organization, name: str = "Samira Haddad", **fields) ->
 # ----- orders: request bodies, requests, rows, transitions -----
 
 
+#: the fields of the answer to creating a partner order (contract "Orders"); the management
+#: API's order items show them too
+PARTNER_ORDER_FIELDS = {
+    "id",
+    "status",
+    "pickupAddress",
+    "pickupLat",
+    "pickupLng",
+    "dropoffAddress",
+    "dropoffLat",
+    "dropoffLng",
+    "recipientName",
+    "recipientPhone",
+    "packageSize",
+    "externalRef",
+    "notes",
+    "deliveryWindowStart",
+    "deliveryWindowEnd",
+    "trackingToken",
+    "createdAt",
+    "updatedAt",
+}
+
+
 def partner_order(**overrides) -> dict:
     """A partner order body (contract "Orders"), dropped off in Mitte; a value `...` drops the
     field."""

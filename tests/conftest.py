@@ -87,3 +87,13 @@ def assert_error(response, status: int, message=None):
         else:
             assert body["message"] == message, body["message"]
     return body
+
+
+def assert_rate_limited_after(client, path: str, allowed: int, status: int = 200):
+    """`allowed` GETs of `path` answered `status`, then the next one refused with the contract's
+    429 (contract "Rate limits"); returns that refusal."""
+    for _ in range(allowed):
+        assert client.get(path).status_code == status
+    refused = client.get(path)
+    assert_error(refused, 429, "Too many requests")
+    return refused

@@ -4,22 +4,19 @@ address, so they work offline and run no unpinned code in an admin's browser."""
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 import requests
 from django.conf import settings
 from django.contrib.staticfiles import finders
-from django.db import connection
 from django.test import Client
 from playwright.sync_api import expect
 
 from tests.core.browser import Watched
+from tests.gunicorn import ROOT, gunicorn_server
 
 pytestmark = pytest.mark.django_db
 
@@ -83,59 +80,28 @@ def test_docs_page_forbids_the_browser_any_other_address(path):
     assert "http" not in policy
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_docs_assets_are_served_by_gunicorn_with_debug_off(tmp_path):
     """Production as the Dockerfile runs it: collectstatic, then gunicorn with DEBUG=false
     serves the docs pages and every asset they reference (WhiteNoise, from STATIC_ROOT)."""
-    database = connection.settings_dict
-    host = f"{database['HOST']}:{database['PORT'] or 5432}"
-    port = _free_port()
-    environment = {
-        **os.environ,
+    production = {
         "DEBUG": "false",
         "SECRET_KEY": "test-secret-key-for-a-production-like-run",
         "PROVISIONING_SECRET": "test-provisioning-secret",
         "FIELD_ENCRYPTION_KEY": settings.FIELD_ENCRYPTION_KEY,
-        "ALLOWED_HOSTS": "127.0.0.1",
+        # localhost for the health check the server is awaited with (tests/gunicorn.py)
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "SECURE_SSL_REDIRECT": "false",
         "STATIC_ROOT": str(tmp_path / "static"),
-        "DATABASE_URL": f"postgres://{database['USER']}@{host}/{database['NAME']}",
-        "BIND": f"127.0.0.1:{port}",
-        "WEB_CONCURRENCY": "1",
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
     }
-    root = Path(settings.BASE_DIR)
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
-        cwd=root,
-        env=environment,
+        cwd=ROOT,
+        env={**os.environ, **production},
         check=True,
         timeout=300,
     )
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "delivery.wsgi:application", "-c", "gunicorn.conf.py"],
-        cwd=root,
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                # The first request waits for the worker to import the application.
-                if requests.get(f"{base}/healthz", timeout=20).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.2)
+    with gunicorn_server(tmp_path, **production) as port:
+        base = f"http://127.0.0.1:{port}"
         for path in PAGES:
             page = requests.get(f"{base}{path}", timeout=20)
             assert page.status_code == 200, path
@@ -146,9 +112,6 @@ def test_docs_assets_are_served_by_gunicorn_with_debug_off(tmp_path):
                 assert asset.status_code == 200, url
                 assert asset.content, url
                 assert "max-age" in asset.headers["Cache-Control"], url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def test_swagger_ui_lists_every_operation_in_a_real_browser(browser, live_server):

@@ -6,20 +6,13 @@ without editing this file (or, for cross-tenant ids, fails until its ids are kno
 """
 
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
 import uuid
 from datetime import timedelta
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 from django.conf import settings
-from django.db import connection
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
@@ -33,6 +26,7 @@ from tests.core.world import (
     next_weekday,
     partner_order_body,
 )
+from tests.gunicorn import HEALTHZ, gunicorn_server, raw_request, status_of
 
 pytestmark = pytest.mark.django_db
 
@@ -238,71 +232,19 @@ def test_header_floods_are_not_server_errors(world, path):
         assert len(response["X-Request-Id"]) <= 128
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _raw_request(port: int, request: bytes) -> bytes:
-    """Everything the server answers until it closes the connection: empty when it closed or
-    reset it without an answer. A server that neither answers nor closes within 10 s (one that
-    hangs) fails the test."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
-        try:
-            connection.sendall(request)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # it stopped reading (a refused request): read what it answered, if anything
-        except TimeoutError:
-            pytest.fail(f"the server stopped reading for 10 s: {request[:80]!r}")
-        chunks = []
-        while True:
-            try:
-                chunk = connection.recv(65536)
-            except ConnectionResetError:
-                break
-            except TimeoutError:
-                pytest.fail(f"no answer and no close within 10 s: {request[:80]!r}, {chunks}")
-            if not chunk:
-                break
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _status(raw: bytes) -> int:
-    return int(raw.split(b" ", 2)[1]) if raw.startswith(b"HTTP/") else 0
+    """tests/gunicorn.py's raw request, where a server that neither answers nor closes within
+    10 s (one that hangs) fails the test."""
+    try:
+        return raw_request(port, request)
+    except TimeoutError:
+        pytest.fail(f"the server neither answered nor closed within 10 s: {request[:80]!r}")
 
 
 def test_header_floods_and_chunked_bodies_against_a_real_gunicorn(tmp_path):
     """What the WSGI server itself does with hundreds of headers, huge header values and a
     chunked body over 1 MiB: a 4xx (or a closed connection), never a 5xx, and it keeps serving."""
-    port = _free_port()
-    database = connection.settings_dict
-    host = f"{database['HOST']}:{database['PORT'] or 5432}"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "delivery.wsgi:application", "-c", "gunicorn.conf.py"],
-        cwd=Path(__file__).resolve().parents[2],
-        env={
-            **os.environ,
-            "BIND": f"127.0.0.1:{port}",
-            "WEB_CONCURRENCY": "1",
-            "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
-            "DATABASE_URL": f"postgres://{database['USER']}@{host}/{database['NAME']}",
-        },
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    healthz = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if _status(_raw_request(port, healthz)) == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.2)
+    with gunicorn_server(tmp_path) as port:
         head = b"GET /api/provisioning/organizations HTTP/1.1\r\nHost: localhost\r\n"
         many = b"".join(b"X-Flood-%d: %s\r\n" % (n, b"v" * 50) for n in range(500))
         long_value = b"X-API-Key: " + b"A" * 100_000 + b"\r\n"
@@ -320,14 +262,11 @@ def test_header_floods_and_chunked_bodies_against_a_real_gunicorn(tmp_path):
             chunked,
         ):
             raw = _raw_request(port, request)
-            status = _status(raw)
+            status = status_of(raw)
             assert status == 0 or 400 <= status < 500, status
             # 0 only for a connection closed or reset without an answer (a timeout has failed)
             assert raw == b"" or 400 <= status < 500, raw[:300]
-            assert _status(_raw_request(port, healthz)) == 200
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+            assert status_of(_raw_request(port, HEALTHZ)) == 200
 
 
 # ----- cross-tenant ids -----

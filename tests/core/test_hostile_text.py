@@ -9,6 +9,7 @@ what the row allows, such as 404 for a field naming another object); never 5xx.
 
 import itertools
 import json
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from django.test import Client
 from integrations.models import Order
 from tenants.models import ApiKey
 from tests import builders
+from tests.core.test_openapi_fuzz import real_value
 from tests.core.world import World, erp_order_body, partner_order_body
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +49,8 @@ class BodyOperation:
 
     auth: str  # provisioning | manager | key:<platform> | none
     body: Callable[[World, int], dict]
-    #: path parameter values; callables get (world, n) and may create what the request needs
+    #: path parameter values that must be made for each request: callables get (world, n) and
+    #: create what the request needs; any other parameter names the world's own object
     path: dict[str, Callable[[World, int], str]] = field(default_factory=dict)
     #: statuses besides 2xx and 400 that a payload may legitimately get, per field or "*"
     also: dict[str, set[int]] = field(default_factory=dict)
@@ -103,18 +106,6 @@ def fresh_blackout_date() -> str:
     return (date(2040, 1, 1) + timedelta(days=next(_blackout_days))).isoformat()
 
 
-def org(world: World, n: int) -> str:
-    return world.org_id
-
-
-def ids(name: str) -> Callable[[World, int], str]:
-    return lambda world, n: world.ids[name]
-
-
-def standard_key_id(world: World, n: int) -> str:
-    return world.key_ids["standard"]
-
-
 def free_standard_slot(world: World) -> None:
     ApiKey.objects.filter(organization=world.organization, platform="standard").delete()
 
@@ -150,7 +141,23 @@ FREE_TEXT = {
     "reason",
     "defaultPickupAddress",
 }
-KEY_BODY = {"name": "Hostile key", "webhookUrl": "https://hooks.example.com/in"}
+
+
+def key_body(world: World, n: int) -> dict:
+    return {"name": "Hostile key", "webhookUrl": "https://hooks.example.com/in"}
+
+
+def cancel_body(world: World, n: int) -> dict:
+    return {"reason": "changed mind"}
+
+
+def driver_body(world: World, n: int) -> dict:
+    return {"name": "Dora Driver", "phone": "+491700000002", "vehicleType": "van"}
+
+
+def password_body(world: World, n: int) -> dict:
+    return {"password": "a-Strong-passphrase-77"}
+
 
 BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
     ("post", "/api/auth/token"): BodyOperation(
@@ -175,9 +182,7 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
         also={"deliverySlotTemplateId": {404}},
     ),
     ("post", "/api/integrations/erp/orders/{external_ref}/cancel"): BodyOperation(
-        auth="key:erp",
-        body=lambda w, n: {"reason": "changed mind"},
-        path={"external_ref": fresh_erp_order},
+        auth="key:erp", body=cancel_body, path={"external_ref": fresh_erp_order}
     ),
     ("put", "/api/integrations/erp/orders/{external_ref}/delivery-slot"): BodyOperation(
         auth="key:erp",
@@ -185,7 +190,6 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
             "deliverySlotTemplateId": w.ids["template_id"],
             "deliverySlotDate": monday(w, n + 40),
         },
-        path={"external_ref": ids("erp_ref")},
         also={"deliverySlotTemplateId": {404}},
     ),
     **{
@@ -200,53 +204,40 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
     **{
         ("post", f"/api/integrations/{family}/orders/{{external_ref}}/cancel"): BodyOperation(
             auth=f"key:{family.replace('-', '_')}",
-            body=lambda w, n: {"reason": "changed mind"},
+            body=cancel_body,
             path={"external_ref": fresh_partner_order(family.replace("-", "_"))},
         )
         for family in ("partner-a", "partner-b", "partner-c")
     },
     ("post", "/api/manage/organizations/{org_id}/api-keys"): BodyOperation(
-        auth="manager",
-        body=lambda w, n: dict(KEY_BODY),
-        path={"org_id": org},
-        before=free_standard_slot,
+        auth="manager", body=key_body, before=free_standard_slot
     ),
     ("patch", "/api/manage/organizations/{org_id}/api-keys/{key_id}"): BodyOperation(
-        auth="manager",
-        body=lambda w, n: dict(KEY_BODY),
-        path={"org_id": org, "key_id": standard_key_id},
+        auth="manager", body=key_body
     ),
     ("post", "/api/manage/organizations/{org_id}/webhook-deliveries/recover"): BodyOperation(
-        auth="manager",
-        body=lambda w, n: {"since": "2030-01-01T00:00:00Z"},
-        path={"org_id": org},
-        also={"keyId": {404}},
+        auth="manager", body=lambda w, n: {"since": "2030-01-01T00:00:00Z"}, also={"keyId": {404}}
     ),
     ("post", "/api/manage/organizations/{org_id}/drivers"): BodyOperation(
-        auth="manager",
-        body=lambda w, n: {"name": "Dora Driver", "phone": "+491700000002", "vehicleType": "van"},
-        path={"org_id": org},
+        auth="manager", body=driver_body
     ),
     ("patch", "/api/manage/organizations/{org_id}/drivers/{driver_id}"): BodyOperation(
-        auth="manager",
-        body=lambda w, n: {"name": "Dora Driver", "phone": "+491700000002", "vehicleType": "van"},
-        path={"org_id": org, "driver_id": ids("driver_id")},
+        auth="manager", body=driver_body
     ),
     ("post", "/api/manage/organizations/{org_id}/orders/{order_id}/transition"): BodyOperation(
         auth="manager",
         body=lambda w, n: {"status": "cancelled", "reason": "changed mind"},
-        path={"org_id": org, "order_id": fresh_order_id},
+        path={"order_id": fresh_order_id},
         also={"driverId": {404}},
     ),
     ("post", "/api/manage/organizations/{org_id}/orders/{order_id}/simulate"): BodyOperation(
         auth="manager",
         body=lambda w, n: {"outcome": "delivered", "stepSeconds": 5},
-        path={"org_id": org, "order_id": fresh_order_id},
+        path={"order_id": fresh_order_id},
     ),
     ("put", "/api/manage/organizations/{org_id}/slot-policy"): BodyOperation(
         auth="manager",
         body=lambda w, n: {"timezone": "Europe/Berlin", "defaultPickupAddress": "Depot 1"},
-        path={"org_id": org},
     ),
     ("post", "/api/manage/organizations/{org_id}/slot-templates"): BodyOperation(
         auth="manager",
@@ -256,50 +247,37 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
             "startTime": f"{n % 20:02d}:00",
             "durationMinutes": 30,
         },
-        path={"org_id": org},
         also={"zoneId": {404}},
     ),
     ("patch", "/api/manage/organizations/{org_id}/slot-templates/{template_id}"): BodyOperation(
         auth="manager",
         body=lambda w, n: {"startTime": "09:00", "endTime": "11:00"},
-        path={"org_id": org, "template_id": ids("template_id")},
         also={"zoneId": {404}},
     ),
     ("post", "/api/manage/organizations/{org_id}/slot-templates/seed"): BodyOperation(
         auth="manager",
         body=lambda w, n: {"firstStart": "08:00", "lastEnd": "12:00"},
-        path={"org_id": org},
         also={"zoneIds[]": {404}},
     ),
     ("post", "/api/manage/organizations/{org_id}/zones"): BodyOperation(
         auth="manager",
         body=lambda w, n: {"name": f"Zone {unique(n)}", "geodata": builders.MITTE_GEODATA},
-        path={"org_id": org},
     ),
     ("patch", "/api/manage/organizations/{org_id}/zones/{zone_id}"): BodyOperation(
-        auth="manager",
-        body=lambda w, n: {"name": f"Zone {unique(n)}"},
-        path={"org_id": org, "zone_id": ids("zone_id")},
+        auth="manager", body=lambda w, n: {"name": f"Zone {unique(n)}"}
     ),
     ("post", "/api/manage/organizations/{org_id}/zones/{zone_id}/blackouts"): BodyOperation(
         auth="manager",
         body=lambda w, n: {"date": fresh_blackout_date(), "reason": "Public holiday"},
-        path={"org_id": org, "zone_id": ids("zone_id")},
     ),
     ("post", "/api/promises/resolve-zone"): BodyOperation(
-        auth="key:standard",
-        body=lambda w, n: {"address": "52.52,13.40"},
-        also={"address": {404}},
+        auth="key:standard", body=lambda w, n: {"address": "52.52,13.40"}, also={"address": {404}}
     ),
     ("post", "/api/provisioning/admins/{user_id}/reset-password"): BodyOperation(
-        auth="provisioning",
-        body=lambda w, n: {"password": "a-Strong-passphrase-77"},
-        path={"user_id": ids("user_id")},
+        auth="provisioning", body=password_body
     ),
     ("post", "/api/provisioning/invite/{token}/accept"): BodyOperation(
-        auth="none",
-        body=lambda w, n: {"password": "a-Strong-passphrase-77"},
-        path={"token": fresh_invite_token},
+        auth="none", body=password_body, path={"token": fresh_invite_token}
     ),
     ("post", "/api/provisioning/organizations"): BodyOperation(
         auth="provisioning",
@@ -309,25 +287,17 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
         },
     ),
     ("patch", "/api/provisioning/organizations/{org_id}"): BodyOperation(
-        auth="provisioning",
-        body=lambda w, n: {"name": f"Org {unique(n)}"},
-        path={"org_id": org},
+        auth="provisioning", body=lambda w, n: {"name": f"Org {unique(n)}"}
     ),
     ("post", "/api/provisioning/organizations/{org_id}/admins"): BodyOperation(
         auth="provisioning",
         body=lambda w, n: {"email": f"second-{unique(n)}@example.com", "name": "Second Admin"},
-        path={"org_id": org},
     ),
     ("post", "/api/provisioning/organizations/{org_id}/api-keys"): BodyOperation(
-        auth="provisioning",
-        body=lambda w, n: dict(KEY_BODY),
-        path={"org_id": org},
-        before=free_standard_slot,
+        auth="provisioning", body=key_body, before=free_standard_slot
     ),
     ("post", "/api/provisioning/organizations/{org_id}/api-keys/{key_id}"): BodyOperation(
-        auth="provisioning",
-        body=lambda w, n: dict(KEY_BODY),
-        path={"org_id": org, "key_id": standard_key_id},
+        auth="provisioning", body=key_body
     ),
 }
 
@@ -422,6 +392,16 @@ def client_for(world: World, auth: str) -> Client:
     return Client()
 
 
+def url_for(world: World, recipe: BodyOperation, path: str, n: int) -> str:
+    """`path` with the ids the recipe makes, and the world's own objects for the others."""
+
+    def value(parameter: re.Match) -> str:
+        name = parameter[1]
+        return recipe.path[name](world, n) if name in recipe.path else real_value(world, path, name)
+
+    return re.sub(r"\{(\w+)\}", value, path)
+
+
 @pytest.mark.parametrize(("method", "path", "name"), list(_cases()))
 def test_injection_strings_are_stored_verbatim_or_refused(world, method, path, name):
     recipe = BODY_OPERATIONS[(method, path)]
@@ -430,9 +410,7 @@ def test_injection_strings_are_stored_verbatim_or_refused(world, method, path, n
     for n, payload in enumerate(PAYLOADS):
         if recipe.before:
             recipe.before(world)
-        url = path
-        for param, make in recipe.path.items():
-            url = url.replace(f"{{{param}}}", make(world, n))
+        url = url_for(world, recipe, path, n)
         body = recipe.body(world, n)
         set_field(body, name, payload)
         response = getattr(client, method)(url, json.dumps(body), content_type="application/json")

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests import builders
-from tests.conftest import assert_error
+from tests.conftest import assert_rate_limited_after
 from tests.tracking.conftest import make_order
 
 pytestmark = pytest.mark.django_db
@@ -45,13 +45,11 @@ def test_api_key_endpoint_states_its_policy_and_counts_down(organization, settin
 
 def test_refused_request_has_r_zero_and_retry_after_equal_to_t(organization, settings):
     settings.API_RATE_LIMIT = "2/m"
-    client = builders.key_client(builders.api_key(organization, "partner_a"))
-    for _ in range(2):
-        assert client.get(ORDER_404).status_code == 404
 
-    response = client.get(ORDER_404)
+    response = assert_rate_limited_after(
+        builders.partner_client(organization), ORDER_404, allowed=2, status=404
+    )
 
-    assert_error(response, 429, "Too many requests")
     assert response["RateLimit-Policy"] == '"api-key";q=2;w=60'
     policy, remaining, reset = counter(response)
     assert (policy, remaining) == ("api-key", 0)

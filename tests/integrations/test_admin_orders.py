@@ -101,25 +101,20 @@ def test_assign_action_refuses_another_organizations_driver(
     assert b"Driver not found" in response.content
 
 
-def test_assign_action_without_a_driver_id_is_refused(organization, orders):
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        ("transition_to_assigned", b"DriverId is required for status assigned"),
+        ("transition_to_delivered", b"Order OURS-1 cannot be delivered in status pending"),
+    ],
+)
+def test_a_refused_transition_is_reported_not_raised(organization, orders, action, message):
     ours, _ = orders
-    client = builders.admin_site_client(organization)
 
-    response = act(client, "transition_to_assigned", [ours])
-
-    assert b"DriverId is required for status assigned" in response.content
-    ours.refresh_from_db()
-    assert ours.status == "pending"
-
-
-def test_a_refused_transition_is_reported_not_raised(organization, orders):
-    ours, _ = orders
-    client = builders.admin_site_client(organization)
-
-    response = act(client, "transition_to_delivered", [ours])
+    response = act(builders.admin_site_client(organization), action, [ours])
 
     assert response.status_code == 200
-    assert b"Order OURS-1 cannot be delivered in status pending" in response.content
+    assert message in response.content
     ours.refresh_from_db()
     assert ours.status == "pending"
 

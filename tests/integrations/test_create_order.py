@@ -14,26 +14,7 @@ def test_created_order_has_the_contract_shape(client, mitte):
 
     assert response.status_code == 201, response.content
     body = response.json()
-    assert set(body) == {
-        "id",
-        "status",
-        "pickupAddress",
-        "pickupLat",
-        "pickupLng",
-        "dropoffAddress",
-        "dropoffLat",
-        "dropoffLng",
-        "recipientName",
-        "recipientPhone",
-        "packageSize",
-        "externalRef",
-        "notes",
-        "deliveryWindowStart",
-        "deliveryWindowEnd",
-        "trackingToken",
-        "createdAt",
-        "updatedAt",
-    }
+    assert set(body) == builders.PARTNER_ORDER_FIELDS
     assert body["status"] == "pending"
     assert body["externalRef"] == "PO-1001"
     assert body["pickupLat"] == 52.53

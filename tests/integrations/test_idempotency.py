@@ -24,6 +24,12 @@ def post(client, body, key):
     return client.post(ORDERS, body, format="json", HTTP_IDEMPOTENCY_KEY=key)
 
 
+def assert_created_not_replayed(response) -> None:
+    """A new order: 201 from this request itself, not a replay of a stored answer."""
+    assert response.status_code == 201, response.content
+    assert "Idempotent-Replayed" not in response.headers
+
+
 @pytest.fixture
 def client(organization):
     builders.zone(organization)
@@ -35,8 +41,7 @@ def test_repeat_with_the_same_key_and_body_replays_the_first_response(client, or
     first = post(client, builders.partner_order(), "key-1")
     second = post(client, builders.partner_order(), "key-1")
 
-    assert first.status_code == 201, first.content
-    assert "Idempotent-Replayed" not in first.headers
+    assert_created_not_replayed(first)
     assert second.status_code == 201
     assert second.headers["Idempotent-Replayed"] == "true"
     assert second.json() == first.json()
@@ -71,25 +76,24 @@ def test_same_key_with_a_different_body_is_422(client):
     assert Order.objects.count() == 1
 
 
-def claim_in_progress(api_key, key: str, path: str, body: dict, *, locked_at=None):
-    """The row a first request leaves while it is still working (or after it died)."""
-    return IdempotencyKey.objects.create(
-        api_key=api_key,
-        key=key,
-        request_hash=request_fingerprint(method="POST", path=path, body=body),
+def post_over_a_claim(organization, body: dict, *, locked_at=None):
+    """POSTs `body` with Idempotency-Key `key-1` of a new partner_b key while the row of a first
+    request with that key (the default order body) says it is still working, or, with
+    `locked_at`, that it died then."""
+    issued = builders.api_key(organization, "partner_b")
+    path = "/api/integrations/partner-b/orders"
+    IdempotencyKey.objects.create(
+        api_key=issued.api_key,
+        key="key-1",
+        request_hash=request_fingerprint(method="POST", path=path, body=builders.partner_order()),
         locked_at=locked_at or timezone.now(),
     )
+    return builders.key_client(issued).post(path, body, format="json", HTTP_IDEMPOTENCY_KEY="key-1")
 
 
 @pytest.mark.django_db
 def test_same_key_while_the_first_request_runs_is_409(client, organization):
-    issued = builders.api_key(organization, "partner_b")
-    path = "/api/integrations/partner-b/orders"
-    claim_in_progress(issued.api_key, "key-1", path, builders.partner_order())
-
-    response = builders.key_client(issued).post(
-        path, builders.partner_order(), format="json", HTTP_IDEMPOTENCY_KEY="key-1"
-    )
+    response = post_over_a_claim(organization, builders.partner_order())
 
     assert_error(response, 409, "A request with this Idempotency-Key is in progress")
     assert not Order.objects.exists()
@@ -97,31 +101,15 @@ def test_same_key_while_the_first_request_runs_is_409(client, organization):
 
 @pytest.mark.django_db
 def test_different_body_while_the_first_request_runs_is_422(client, organization):
-    issued = builders.api_key(organization, "partner_b")
-    path = "/api/integrations/partner-b/orders"
-    claim_in_progress(issued.api_key, "key-1", path, builders.partner_order())
-
-    response = builders.key_client(issued).post(
-        path, builders.partner_order(notes="changed"), format="json", HTTP_IDEMPOTENCY_KEY="key-1"
-    )
+    response = post_over_a_claim(organization, builders.partner_order(notes="changed"))
 
     assert_error(response, 422, "Idempotency-Key was already used with a different request body")
 
 
 @pytest.mark.django_db
 def test_a_claim_abandoned_by_a_dead_request_is_taken_over_after_its_lease(client, organization):
-    issued = builders.api_key(organization, "partner_b")
-    path = "/api/integrations/partner-b/orders"
-    claim_in_progress(
-        issued.api_key,
-        "key-1",
-        path,
-        builders.partner_order(),
-        locked_at=timezone.now() - timedelta(minutes=5),
-    )
-
-    response = builders.key_client(issued).post(
-        path, builders.partner_order(), format="json", HTTP_IDEMPOTENCY_KEY="key-1"
+    response = post_over_a_claim(
+        organization, builders.partner_order(), locked_at=timezone.now() - timedelta(minutes=5)
     )
 
     assert response.status_code == 201, response.content
@@ -139,8 +127,7 @@ def test_keys_are_scoped_to_the_api_key(client, organization, other_organization
     assert post(client, builders.partner_order(), "shared-key").status_code == 201
     response = post(theirs, builders.partner_order(recipientName="Other Org"), "shared-key")
 
-    assert response.status_code == 201, response.content
-    assert "Idempotent-Replayed" not in response.headers
+    assert_created_not_replayed(response)
     assert Order.objects.count() == 2
 
 
@@ -151,8 +138,7 @@ def test_a_failed_request_releases_its_key(client):
 
     fixed = post(client, builders.partner_order(), "key-1")
 
-    assert fixed.status_code == 201, fixed.content
-    assert "Idempotent-Replayed" not in fixed.headers
+    assert_created_not_replayed(fixed)
 
 
 @pytest.mark.django_db
@@ -203,8 +189,7 @@ def test_an_expired_key_not_yet_swept_is_a_new_key(client):
 
     response = post(client, builders.partner_order(externalRef="PO-2"), "key-1")
 
-    assert response.status_code == 201, response.content
-    assert "Idempotent-Replayed" not in response.headers
+    assert_created_not_replayed(response)
     assert Order.objects.count() == 2
 
 

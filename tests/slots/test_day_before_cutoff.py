@@ -154,12 +154,34 @@ def test_patch_switches_between_the_two_rules(manager, templates_url, zone):
 # ----- the exact boundaries -----
 
 
-def test_winter_the_slot_closes_at_that_time_on_the_previous_day(organization, zone):
-    # Sunday 6 January 08:00 (+01:00), closing Saturday 5 January 18:00 +01:00 = 17:00Z.
-    template = day_before_template(zone, day_of_week=0, at=time(18, 0))
-    assert_boundary(
-        organization, zone, template, builders.SUNDAY, datetime(2030, 1, 5, 17, 0, tzinfo=UTC)
+@pytest.mark.parametrize(
+    ("slot_day", "cutoff_time", "cutoff_at"),
+    [
+        # Sunday 6 January 08:00 (+01:00), closing Saturday 5 January 18:00 +01:00 = 17:00Z.
+        pytest.param("2030-01-06", "18:00", "2030-01-05T17:00:00Z", id="winter"),
+        # Clocks go forward on Sunday 31 March 2030 at 02:00. A Monday 1 April slot closing the
+        # day before at 18:00 closes at 18:00+02:00 = 16:00Z (not 17:00Z as in winter).
+        pytest.param("2030-04-01", "18:00", "2030-03-31T16:00:00Z", id="spring_forward_monday"),
+        # Sunday 31 March slot: its day before (Saturday 30 March) is still winter time, +01:00.
+        pytest.param("2030-03-31", "18:00", "2030-03-30T17:00:00Z", id="spring_forward_sunday"),
+        # 02:30 does not exist on 31 March 2030 in Berlin: the cutoff is 03:30+02:00 = 01:30Z.
+        pytest.param("2030-04-01", "02:30", "2030-03-31T01:30:00Z", id="skipped_time"),
+        # Clocks go back on Sunday 27 October 2030 at 03:00: 02:30 happens twice; the first one,
+        # 02:30+02:00 = 00:30Z, closes a Monday 28 October slot.
+        pytest.param("2030-10-28", "02:30", "2030-10-27T00:30:00Z", id="fall_back_repeated_time"),
+        # An evening cutoff on the day the clocks went back is on winter time, +01:00.
+        pytest.param("2030-10-28", "18:00", "2030-10-27T17:00:00Z", id="fall_back_evening"),
+    ],
+)
+def test_the_slot_closes_at_that_time_on_the_previous_day(
+    organization, zone, slot_day, cutoff_time, cutoff_at
+):
+    day = date.fromisoformat(slot_day)
+    # Templates number the weekdays 0 = Sunday ... 6 = Saturday (contract "Slots and windows").
+    template = day_before_template(
+        zone, day_of_week=day.isoweekday() % 7, at=time.fromisoformat(cutoff_time)
     )
+    assert_boundary(organization, zone, template, day, datetime.fromisoformat(cutoff_at))
 
 
 def test_the_cutoff_day_is_the_previous_calendar_day_even_for_a_late_slot(organization, zone):
@@ -169,47 +191,6 @@ def test_the_cutoff_day_is_the_previous_calendar_day_even_for_a_late_slot(organi
     )
     assert_boundary(
         organization, zone, template, builders.SUNDAY, datetime(2030, 1, 5, 22, 30, tzinfo=UTC)
-    )
-
-
-def test_spring_forward_the_day_before_is_already_on_summer_time(organization, zone):
-    # Clocks go forward on Sunday 31 March 2030 at 02:00. A Monday 1 April slot closing the day
-    # before at 18:00 closes at 18:00+02:00 = 16:00Z (not 17:00Z as in winter).
-    template = day_before_template(zone, day_of_week=1, at=time(18, 0))
-    assert_boundary(
-        organization, zone, template, date(2030, 4, 1), datetime(2030, 3, 31, 16, 0, tzinfo=UTC)
-    )
-
-
-def test_spring_forward_the_day_before_is_the_change_day_itself_for_sunday(organization, zone):
-    # Sunday 31 March slot: its day before (Saturday 30 March) is still winter time, +01:00.
-    template = day_before_template(zone, day_of_week=0, at=time(18, 0))
-    assert_boundary(
-        organization, zone, template, date(2030, 3, 31), datetime(2030, 3, 30, 17, 0, tzinfo=UTC)
-    )
-
-
-def test_a_cutoff_time_skipped_by_the_clock_moves_forward_by_the_gap(organization, zone):
-    # 02:30 does not exist on 31 March 2030 in Berlin: the cutoff is 03:30+02:00 = 01:30Z.
-    template = day_before_template(zone, day_of_week=1, at=time(2, 30))
-    assert_boundary(
-        organization, zone, template, date(2030, 4, 1), datetime(2030, 3, 31, 1, 30, tzinfo=UTC)
-    )
-
-
-def test_fall_back_a_repeated_cutoff_time_is_its_first_occurrence(organization, zone):
-    # Clocks go back on Sunday 27 October 2030 at 03:00: 02:30 happens twice; the first one,
-    # 02:30+02:00 = 00:30Z, closes a Monday 28 October slot.
-    template = day_before_template(zone, day_of_week=1, at=time(2, 30))
-    assert_boundary(
-        organization, zone, template, date(2030, 10, 28), datetime(2030, 10, 27, 0, 30, tzinfo=UTC)
-    )
-
-
-def test_fall_back_an_evening_cutoff_is_on_winter_time(organization, zone):
-    template = day_before_template(zone, day_of_week=1, at=time(18, 0))
-    assert_boundary(
-        organization, zone, template, date(2030, 10, 28), datetime(2030, 10, 27, 17, 0, tzinfo=UTC)
     )
 
 

@@ -2,7 +2,6 @@
 API")."""
 
 import pytest
-from django.test import Client
 
 from tenants.models import ApiKey, Driver, User
 from tests import builders
@@ -46,17 +45,20 @@ def test_org_admin_sees_only_their_api_keys(organization, other_organization):
     assert b"Theirs" not in listing.content
 
 
+def api_key_form(organization, name: str, webhook_url: str = "") -> dict:
+    """The admin's form for a new partner_b key of `organization`."""
+    return {
+        "organization": str(organization.id),
+        "name": name,
+        "platform": "partner_b",
+        "webhook_url": webhook_url,
+    }
+
+
 def test_api_key_created_in_admin_shows_its_value_once(organization):
     client = builders.admin_site_client(organization)
     response = client.post(
-        "/admin/tenants/apikey/add/",
-        {
-            "organization": str(organization.id),
-            "name": "From admin",
-            "platform": "partner_b",
-            "webhook_url": "",
-        },
-        follow=True,
+        "/admin/tenants/apikey/add/", api_key_form(organization, "From admin"), follow=True
     )
     assert response.status_code == 200
     api_key = ApiKey.objects.get(name="From admin")
@@ -66,8 +68,7 @@ def test_api_key_created_in_admin_shows_its_value_once(organization):
 
 def test_user_without_membership_cannot_enter_admin(organization):
     User.objects.create_user(email="nobody@example.com", password=builders.PASSWORD)
-    client = Client()
-    client.login(username="nobody@example.com", password=builders.PASSWORD)
+    client = builders.admin_site_login("nobody@example.com")
     assert client.get("/admin/tenants/driver/").status_code == 302  # to the login page
 
 
@@ -75,9 +76,7 @@ def test_superuser_sees_everything(organization, other_organization):
     Driver.objects.create(organization=organization, name="Our Driver")
     Driver.objects.create(organization=other_organization, name="Their Driver")
     User.objects.create_superuser(email="root@example.com", password=builders.PASSWORD)
-    client = Client()
-    client.login(username="root@example.com", password=builders.PASSWORD)
-    listing = client.get("/admin/tenants/driver/")
+    listing = builders.admin_site_login("root@example.com").get("/admin/tenants/driver/")
     assert b"Our Driver" in listing.content
     assert b"Their Driver" in listing.content
 
@@ -102,15 +101,7 @@ def test_a_refused_webhook_url_is_a_form_error_in_admin(organization, settings, 
     issued = builders.api_key(organization, "partner_a", name="Ours")
     client = builders.admin_site_client(organization)
 
-    created = client.post(
-        "/admin/tenants/apikey/add/",
-        {
-            "organization": str(organization.id),
-            "name": "New",
-            "platform": "partner_b",
-            "webhook_url": url,
-        },
-    )
+    created = client.post("/admin/tenants/apikey/add/", api_key_form(organization, "New", url))
     changed = client.post(
         f"/admin/tenants/apikey/{issued.api_key.pk}/change/",
         {"name": "Ours", "webhook_url": url},

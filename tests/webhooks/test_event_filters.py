@@ -1,6 +1,9 @@
 """Event filters per key (`webhookEvents`): set in provisioning and the management API, shown
 in key listings, and honoured when events are emitted (docs/webhooks.md "Choosing events")."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from tenants.services import api_key_update
@@ -12,6 +15,8 @@ from webhooks.models import Delivery, Event
 
 pytestmark = pytest.mark.django_db
 
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
+
 
 def keys_url(organization) -> str:
     return f"/api/provisioning/organizations/{organization.id}/api-keys"
@@ -21,19 +26,24 @@ def emit(organization, event: str, status: str, ref: str = "SO-1") -> None:
     builders.order_event(organization, ref, event=event, status=status)
 
 
+def catalogue_in_the_guide() -> dict[str, tuple[str, ...]]:
+    """The event names per family (first word of the second column) of the catalogue table of
+    docs/webhooks.md ("Choosing events"), in the order the page lists them."""
+    page = GUIDE.read_text()
+    table = page[page.index("The catalogue (`delivery/webhook_events.py`") :].split("\n\n")[1]
+    rows = re.findall(r"^\| (`.+`) \| (\w+)", table, flags=re.MULTILINE)
+    return {family: tuple(re.findall(r"`([^`]+)`", names)) for names, family in rows}
+
+
 def test_the_catalogue_names_every_event_the_service_emits():
-    assert catalog.SUBSCRIBABLE_EVENTS == (
-        "order.created",
-        "order.assigned",
-        "order.picked_up",
-        "order.in_transit",
-        "order.delivered",
-        "order.failed",
-        "order.cancelled",
-        "erp.slot.booked",
-        "erp.slots.updated",
-        "erp.polygon.updated",
-    )
+    # The guide publishes the catalogue: the names and their order are the contract.
+    guide = catalogue_in_the_guide()
+    assert guide == {
+        "Partner": catalog.ORDER_EVENTS,
+        "ERP": catalog.ERP_EVENTS,
+        "either": (catalog.TEST_EVENT,),
+    }
+    assert guide["Partner"] + guide["ERP"] == catalog.SUBSCRIBABLE_EVENTS
     assert webhook_events.ORDER_EVENTS == catalog.ORDER_EVENTS
     assert {
         webhook_events.SLOT_BOOKED,

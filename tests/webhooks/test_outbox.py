@@ -100,37 +100,28 @@ def test_delivery_task_is_queued_only_on_commit(organization, django_capture_on_
     assert len(queued) == 1
 
 
+def emit_slot_booked(organization, event_id: str, payload: dict) -> Event:
+    return webhook_events.event_emit(
+        organization_id=organization.id,
+        family="erp",
+        event="erp.slot.booked",
+        event_id=event_id,
+        payload=payload,
+    )
+
+
 def test_explicit_event_id_names_one_event(organization):
     builders.api_key(organization, "erp", webhook_url="http://127.0.0.1:9/erp")
-    first = webhook_events.event_emit(
-        organization_id=organization.id,
-        family="erp",
-        event="erp.slot.booked",
-        event_id="erp.slot.booked:o-1",
-        payload={"n": 1},
-    )
-    again = webhook_events.event_emit(
-        organization_id=organization.id,
-        family="erp",
-        event="erp.slot.booked",
-        event_id="erp.slot.booked:o-1",
-        payload={"n": 2},
-    )
+    first = emit_slot_booked(organization, "erp.slot.booked:o-1", {"n": 1})
+    again = emit_slot_booked(organization, "erp.slot.booked:o-1", {"n": 2})
     assert again.pk == first.pk
     assert Event.objects.get(pk=first.pk).payload == {"n": 1}
     assert Delivery.objects.filter(organization=organization).count() == 1
 
 
 def test_event_ids_are_unique_per_organization_only(organization):
-    other = builders.organization()
-    for org in (organization, other):
-        webhook_events.event_emit(
-            organization_id=org.id,
-            family="erp",
-            event="erp.slot.booked",
-            event_id="erp.slot.booked:same",
-            payload={},
-        )
+    for org in (organization, builders.organization()):
+        emit_slot_booked(org, "erp.slot.booked:same", {})
     assert Event.objects.filter(event_id="erp.slot.booked:same").count() == 2
 
 
