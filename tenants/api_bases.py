@@ -40,6 +40,11 @@ class IntegrationApiView(ApiKeyApiView):
     permission_classes = [KeyMatchesIntegration]
     integration = "partner-a"
 
+    @property
+    def actor(self) -> str:
+        """Whom an order's status history names for the changes this request makes."""
+        return f"api-key {self.request.auth.name} ({self.request.auth.platform})"
+
 
 class ManagementApiView(APIView):
     """Organization admins with a bearer token; paths carry `org_id` (contract "Management API",

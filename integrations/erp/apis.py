@@ -21,10 +21,6 @@ from tenants.api_bases import IntegrationApiView
 TAG = ["erp"]
 
 
-def actor_of(request) -> str:
-    return f"api-key {request.auth.name} ({request.auth.platform})"
-
-
 class ErpApiView(IntegrationApiView):
     integration = "erp"
 
@@ -55,7 +51,7 @@ class ErpOrdersApi(ErpApiView):
         order = services.erp_order_create(
             organization_id=request.auth.organization_id,
             platform=request.auth.platform,
-            actor=actor_of(request),
+            actor=self.actor,
             api_key_id=request.auth.key_id,
             **serializer.service_arguments(),
         )
@@ -94,11 +90,8 @@ class ErpOrderCancelApi(ErpApiView):
         erp.slots.updated."""
         order = self.get_order(external_ref)
         serializer = valid_serializer(ErpCancelInput, request.data or {})
-        order = services.erp_order_cancel(
-            order=order,
-            actor=actor_of(request),
-            reason=serializer.validated_data.get("reason") or "",
-        )
+        reason = serializer.validated_data.get("reason") or ""
+        order = services.erp_order_cancel(order=order, actor=self.actor, reason=reason)
         return Response(ErpOrderOutput(order).data)
 
 

@@ -25,10 +25,6 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 
 
-def actor_of(request) -> str:
-    return f"api-key {request.auth.name} ({request.auth.platform})"
-
-
 def _idempotency_key(request) -> str | None:
     key = request.headers.get(IDEMPOTENCY_HEADER)
     if key is None:
@@ -72,7 +68,7 @@ class PartnerOrdersApi(IntegrationApiView):
                 organization_id=principal.organization_id,
                 platform=principal.platform,
                 draft=services.PartnerOrderDraft(**serializer.validated_data),
-                actor=actor_of(request),
+                actor=self.actor,
                 api_key_id=principal.key_id,
             )
             return 201, PartnerOrderCreatedOutput(order).data
@@ -116,7 +112,7 @@ class PartnerOrderReleaseApi(IntegrationApiView):
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
-        order = services.partner_order_release(order=order, actor=actor_of(request))
+        order = services.partner_order_release(order=order, actor=self.actor)
         return Response(PartnerOrderReleasedOutput(order).data)
 
 
@@ -133,11 +129,8 @@ class PartnerOrderCancelApi(IntegrationApiView):
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
-        order = services.partner_order_cancel(
-            order=order,
-            actor=actor_of(request),
-            reason=serializer.validated_data.get("reason") or "",
-        )
+        reason = serializer.validated_data.get("reason") or ""
+        order = services.partner_order_cancel(order=order, actor=self.actor, reason=reason)
         return Response(PartnerOrderOutput(order).data)
 
 
