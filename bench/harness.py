@@ -132,17 +132,20 @@ def git_commit() -> str:
     return git("rev-parse", "--short", "HEAD") + dirty
 
 
-def manage(env: dict, *args: str, capture: bool = False) -> str:
+def manage(env: dict, *args: str, timeout: float = 1800) -> str:
+    """manage.py with `env`: its output, or an error that ends with the last of its stderr."""
     result = subprocess.run(
         [str(VENV_BIN / "python"), "manage.py", *args],
         cwd=ROOT,
         env=env,
-        check=True,
-        capture_output=capture,
+        check=False,
+        capture_output=True,
         text=True,
-        timeout=1800,
+        timeout=timeout,
     )
-    return result.stdout if capture else ""
+    if result.returncode:
+        raise RuntimeError(f"manage.py {args[0]} failed:\n{result.stderr[-3000:]}")
+    return result.stdout
 
 
 def fresh_database(env: dict, name: str) -> None:
@@ -152,7 +155,7 @@ def fresh_database(env: dict, name: str) -> None:
         timeout=60,
     )
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True, timeout=60)
-    manage(env, "migrate", "--noinput", capture=True)
+    manage(env, "migrate", "--noinput")
 
 
 @dataclass

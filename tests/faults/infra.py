@@ -26,7 +26,7 @@ import psycopg
 import requests
 
 from bench import harness
-from bench.harness import ROOT, VENV_BIN
+from bench.harness import ROOT
 
 LOG_DIR = ROOT / "var" / "faults"
 STACKDUMP = Path(__file__).resolve().parent / "stackdump"
@@ -328,18 +328,7 @@ class Service:
             return False
 
     def manage(self, *args: str, timeout: float = 120) -> str:
-        result = subprocess.run(
-            [str(VENV_BIN / "python"), "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if result.returncode:
-            raise RuntimeError(f"manage.py {args[0]} failed:\n{result.stderr[-3000:]}")
-        return result.stdout
+        return harness.manage(self.env, *args, timeout=timeout)
 
 
 # --- Seeding -----------------------------------------------------------------------------------
@@ -472,3 +461,32 @@ def all_event_ids(postgres: ThrowawayPostgres, database: str, organization_id: s
         (organization_id,),
     )
     return {row[0] for row in rows}
+
+
+def wait_for_every_delivery(
+    receiver: Receiver,
+    postgres: ThrowawayPostgres,
+    database: str,
+    expected: set[str],
+    *,
+    since: float,
+    timeout: float,
+    recorded_timeout: float,
+) -> tuple[float, float]:
+    """Waits until every `expected` event has reached the receiver, then (within
+    `recorded_timeout` more) until every delivery is recorded as delivered; returns how many
+    seconds after `since` (a time.monotonic()) each came."""
+    wait_until(
+        lambda: receiver.event_ids() >= expected,
+        timeout=timeout,
+        interval=0.5,
+        what="every event to reach the receiver",
+    )
+    received_after = time.monotonic() - since
+    wait_until(
+        lambda: delivery_states(postgres, database) == {"delivered": len(expected)},
+        timeout=recorded_timeout,
+        interval=0.5,
+        what="every delivery to be recorded as delivered",
+    )
+    return received_after, time.monotonic() - since
