@@ -23,37 +23,94 @@ VENV_BIN = ROOT / ".venv" / "bin"
 LUA = Path(__file__).resolve().parent / "lua"
 
 
-def bench_env(database: str, port: int, **extra: str) -> dict[str, str]:
+def service_env(
+    database_url: str, redis_url: str, port: int, *settings: dict[str, str]
+) -> dict[str, str]:
+    """The service on loopback, as the benchmarks and tests/faults start it: its database and
+    Redis, bound to 127.0.0.1:`port`, webhooks allowed to loopback receivers, DEBUG on; then each
+    of `settings` over those, the last winning."""
     env = {
         **os.environ,
         "DEBUG": "true",
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
-        "REDIS_URL": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9"),
-        "RATELIMIT_ENABLE": "false",
-        "BENCH_ENDPOINTS": "true",
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
         "WEBHOOK_ALLOW_PRIVATE_URLS": "true",
         "BIND": f"127.0.0.1:{port}",
-        "LOG_LEVEL": "WARNING",
-        "CONN_MAX_AGE": "600",
     }
-    env.update(extra)
+    for overrides in settings:
+        env.update(overrides)
     return env
+
+
+#: What every benchmark adds: no rate limits (wrk would trip them), the reference endpoints
+#: (BENCH_ENDPOINTS), persistent connections as in production, quiet logs.
+BENCH_SETTINGS = {
+    "RATELIMIT_ENABLE": "false",
+    "BENCH_ENDPOINTS": "true",
+    "LOG_LEVEL": "WARNING",
+    "CONN_MAX_AGE": "600",
+}
+
+#: What production_env adds over bench_env: DEBUG off, bench-only secrets, plain HTTP on loopback.
+PRODUCTION_SETTINGS = {
+    "DEBUG": "false",
+    "SECRET_KEY": "bench-only-secret-key-not-for-production-0123456789",
+    "PROVISIONING_SECRET": "bench-only-provisioning-secret",
+    "FIELD_ENCRYPTION_KEY": "AoUWDpBfIY2F-seBuhOrr3Mfj8b-FUHmU17_EY2C6mE=",
+    "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    "SECURE_SSL_REDIRECT": "false",
+}
+
+
+def bench_env(database: str, port: int, **extra: str) -> dict[str, str]:
+    return service_env(
+        f"postgres://postgres@127.0.0.1:5432/{database}",
+        os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9"),
+        port,
+        BENCH_SETTINGS,
+        extra,
+    )
 
 
 def production_env(database: str, port: int, redis_url: str, **extra: str) -> dict[str, str]:
     """Production settings (DEBUG off), with bench-only secrets and plain HTTP on loopback."""
-    return bench_env(
-        database,
-        port,
-        REDIS_URL=redis_url,
-        DEBUG="false",
-        SECRET_KEY="bench-only-secret-key-not-for-production-0123456789",
-        PROVISIONING_SECRET="bench-only-provisioning-secret",
-        FIELD_ENCRYPTION_KEY="AoUWDpBfIY2F-seBuhOrr3Mfj8b-FUHmU17_EY2C6mE=",
-        ALLOWED_HOSTS="127.0.0.1,localhost",
-        SECURE_SSL_REDIRECT="false",
-        **extra,
+    return bench_env(database, port, REDIS_URL=redis_url, **PRODUCTION_SETTINGS, **extra)
+
+
+# The service's processes, as docker-compose.yml starts them (its `web`, `worker` and `beat`).
+
+
+def gunicorn_command(*options: str) -> list[str]:
+    return [
+        str(VENV_BIN / "gunicorn"),
+        "delivery.wsgi:application",
+        "-c",
+        "gunicorn.conf.py",
+        *options,
+    ]
+
+
+def _celery_command(role: str, loglevel: str, *options: str) -> list[str]:
+    return [
+        str(VENV_BIN / "celery"),
+        "-A",
+        "delivery.celery:app",
+        role,
+        f"--loglevel={loglevel}",
+        *options,
+    ]
+
+
+def worker_command(
+    *options: str, concurrency: int = 8, pool: str = "threads", loglevel: str = "WARNING"
+) -> list[str]:
+    return _celery_command(
+        "worker", loglevel, f"--pool={pool}", f"--concurrency={concurrency}", *options
     )
+
+
+def beat_command(schedule: Path, *, loglevel: str = "WARNING") -> list[str]:
+    return _celery_command("beat", loglevel, "--schedule", str(schedule))
 
 
 def setup_django(env: dict[str, str]) -> None:
@@ -75,17 +132,20 @@ def git_commit() -> str:
     return git("rev-parse", "--short", "HEAD") + dirty
 
 
-def manage(env: dict, *args: str, capture: bool = False) -> str:
+def manage(env: dict, *args: str, timeout: float = 1800) -> str:
+    """manage.py with `env`: its output, or an error that ends with the last of its stderr."""
     result = subprocess.run(
         [str(VENV_BIN / "python"), "manage.py", *args],
         cwd=ROOT,
         env=env,
-        check=True,
-        capture_output=capture,
+        check=False,
+        capture_output=True,
         text=True,
-        timeout=1800,
+        timeout=timeout,
     )
-    return result.stdout if capture else ""
+    if result.returncode:
+        raise RuntimeError(f"manage.py {args[0]} failed:\n{result.stderr[-3000:]}")
+    return result.stdout
 
 
 def fresh_database(env: dict, name: str) -> None:
@@ -95,55 +155,35 @@ def fresh_database(env: dict, name: str) -> None:
         timeout=60,
     )
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True, timeout=60)
-    manage(env, "migrate", "--noinput", capture=True)
+    manage(env, "migrate", "--noinput")
 
 
 @dataclass
 class Service:
-    """gunicorn (workers as in docker-compose) plus, optionally, a Celery worker and beat."""
+    """gunicorn (workers as in docker-compose) plus, optionally, a Celery worker and beat; their
+    output goes to var/<log>.log, the beat's schedule to var/<log>-beat (a file per benchmark,
+    as they may run side by side)."""
 
     env: dict
     port: int
     with_celery: bool = True
+    worker_concurrency: int = 8
+    log: str = "bench-service"
     processes: list[subprocess.Popen] = field(default_factory=list)
 
+    def _spawn(self, command: list[str], env: dict | None = None) -> subprocess.Popen:
+        with open(ROOT / "var" / f"{self.log}.log", "ab") as log:  # the child keeps its own copy
+            process = subprocess.Popen(
+                command, cwd=ROOT, env=env or self.env, stdout=log, stderr=log
+            )
+        self.processes.append(process)
+        return process
+
     def start(self) -> None:
-        log = open(ROOT / "var" / "bench-service.log", "ab")  # noqa: SIM115 - lives with the service
-        gunicorn = [
-            str(VENV_BIN / "gunicorn"),
-            "delivery.wsgi:application",
-            "-c",
-            "gunicorn.conf.py",
-        ]
-        self.processes.append(
-            subprocess.Popen(gunicorn, cwd=ROOT, env=self.env, stdout=log, stderr=log)
-        )
+        self._spawn(gunicorn_command())
         if self.with_celery:
-            celery = str(VENV_BIN / "celery")
-            worker = [
-                celery,
-                "-A",
-                "delivery.celery:app",
-                "worker",
-                "--loglevel=WARNING",
-                "--pool=threads",
-                "--concurrency=8",
-            ]
-            beat = [
-                celery,
-                "-A",
-                "delivery.celery:app",
-                "beat",
-                "--loglevel=WARNING",
-                "--schedule",
-                str(ROOT / "var" / "bench-beat"),
-            ]
-            self.processes.append(
-                subprocess.Popen(worker, cwd=ROOT, env=self.env, stdout=log, stderr=log)
-            )
-            self.processes.append(
-                subprocess.Popen(beat, cwd=ROOT, env=self.env, stdout=log, stderr=log)
-            )
+            self._spawn(worker_command(concurrency=self.worker_concurrency))
+            self._spawn(beat_command(ROOT / "var" / f"{self.log}-beat"))
         self._wait_ready()
 
     def _wait_ready(self, timeout: float = 60) -> None:
@@ -154,7 +194,7 @@ class Service:
                     return
             except OSError:
                 time.sleep(0.5)
-        raise RuntimeError("service did not become ready; see var/bench-service.log")
+        raise RuntimeError(f"service did not become ready; see var/{self.log}.log")
 
     def stop(self) -> None:
         for process in self.processes:

@@ -65,39 +65,29 @@ class BenchService(harness.Service):
     def __init__(
         self, env: dict, web_ports: list[int], celery_workers: int = 1, log: str = "bench-main"
     ) -> None:
-        super().__init__(env=env, port=web_ports[0])
+        super().__init__(env=env, port=web_ports[0], log=log)
         self.web_ports = web_ports
         self.celery_workers = celery_workers
-        self.log = log
         self.web: list[subprocess.Popen] = []
         self.worker: list[subprocess.Popen] = []  # the Celery workers and beat
 
     def start(self) -> None:
-        log = open(ROOT / "var" / f"{self.log}.log", "ab")  # noqa: SIM115 - lives with it
-        celery = str(harness.VENV_BIN / "celery")
-        gunicorn = [str(harness.VENV_BIN / "gunicorn"), "delivery.wsgi:application", "-c",
-                    "gunicorn.conf.py"]  # fmt: skip
         for port in self.web_ports:
-            env, command = {**self.env, "BIND": f"127.0.0.1:{port}"}, gunicorn
+            env, options = {**self.env, "BIND": f"127.0.0.1:{port}"}, []
             if len(self.web_ports) > 1:
                 # Instances on one machine as if on several: each its own metrics directory
                 # (gunicorn.conf.py clears it at start) and control socket.
                 own = ROOT / "var" / f"{self.log}-{port}"
                 env["PROMETHEUS_MULTIPROC_DIR"] = f"{own}-prometheus"
-                command = [*gunicorn, "--control-socket", f"{own}.ctl"]
-            self.web.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log))
-        worker = [celery, "-A", "delivery.celery:app", "worker", "--loglevel=WARNING"]
+                options = ["--control-socket", f"{own}.ctl"]
+            self.web.append(self._spawn(harness.gunicorn_command(*options), env))
         for number in range(1, self.celery_workers + 1):
             # docker-compose's worker, plus the no-op reference task of bench/webhooks.
-            command = [*worker, "--pool=threads", "--concurrency=8", "-I", "bench.webhooks.noop",
-                       "-n", f"{self.log}-{number}@%h"]  # fmt: skip
-            self.worker.append(
-                subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=log)
+            worker = harness.worker_command(
+                "-I", "bench.webhooks.noop", "-n", f"{self.log}-{number}@%h"
             )
-        beat = [celery, "-A", "delivery.celery:app", "beat", "--loglevel=WARNING", "--schedule",
-                str(ROOT / "var" / f"{self.log}-beat")]  # fmt: skip
-        self.worker.append(subprocess.Popen(beat, cwd=ROOT, env=self.env, stdout=log, stderr=log))
-        self.processes.extend(self.web + self.worker)
+            self.worker.append(self._spawn(worker))
+        self.worker.append(self._spawn(harness.beat_command(ROOT / "var" / f"{self.log}-beat")))
         for port in self.web_ports:
             self.port = port
             self._wait_ready()

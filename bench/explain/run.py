@@ -51,6 +51,12 @@ def key(slug: str, platform: str) -> str:
     return decrypt_text(api_key.encrypted_value)
 
 
+def post_json(client: Client, path: str, body: dict, api_key: str, **headers: str):
+    return client.post(
+        path, json.dumps(body), content_type="application/json", HTTP_X_API_KEY=api_key, **headers
+    )
+
+
 def explain(label: str, request) -> None:
     """Runs `request` in a transaction rolled back afterwards, then replays its statements in
     order, each under EXPLAIN ANALYZE (so each sees the rows of those before it), in another
@@ -104,12 +110,7 @@ def main() -> None:
     client.get("/api/bench/hello-auth", HTTP_X_API_KEY=erp)  # key cache warm
     explain(
         "ERP booking (POST /api/integrations/erp/orders)",
-        lambda: client.post(
-            "/api/integrations/erp/orders",
-            json.dumps(booking),
-            content_type="application/json",
-            HTTP_X_API_KEY=erp,
-        ),
+        lambda: post_json(client, "/api/integrations/erp/orders", booking, erp),
     )
     zone = Zone.objects.get(organization__slug="bench-partner")
     tz = windows.zone_tz(zone.timezone)
@@ -131,12 +132,8 @@ def main() -> None:
     client.get("/api/bench/hello-auth", HTTP_X_API_KEY=partner)
     explain(
         "Partner order creation with Idempotency-Key and window",
-        lambda: client.post(
-            "/api/integrations/partner-a/orders",
-            json.dumps(order),
-            content_type="application/json",
-            HTTP_X_API_KEY=partner,
-            HTTP_IDEMPOTENCY_KEY=ref,
+        lambda: post_json(
+            client, "/api/integrations/partner-a/orders", order, partner, HTTP_IDEMPOTENCY_KEY=ref
         ),
     )
     explain(

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
 import sys
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -70,45 +69,6 @@ MITTE = {
         [[13.37, 52.50], [13.43, 52.50], [13.43, 52.54], [13.37, 52.54], [13.37, 52.50]]
     ],
 }
-
-
-class PartnerService(harness.Service):
-    """harness.Service with a beat schedule file of its own (other benches may run beside)."""
-
-    def start(self) -> None:
-        log = open(ROOT / "var" / "bench-partner.log", "ab")  # noqa: SIM115 - lives with it
-        celery = str(harness.VENV_BIN / "celery")
-        commands = [
-            [
-                str(harness.VENV_BIN / "gunicorn"),
-                "delivery.wsgi:application",
-                "-c",
-                "gunicorn.conf.py",
-            ],
-            [
-                celery,
-                "-A",
-                "delivery.celery:app",
-                "worker",
-                "--loglevel=WARNING",
-                "--pool=threads",
-                "--concurrency=4",
-            ],
-            [
-                celery,
-                "-A",
-                "delivery.celery:app",
-                "beat",
-                "--loglevel=WARNING",
-                "--schedule",
-                str(ROOT / "var" / "bench-partner-beat"),
-            ],
-        ]
-        for command in commands:
-            self.processes.append(
-                subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=log)
-            )
-        self._wait_ready()
 
 
 def seed() -> tuple[str, list[str], list[str]]:
@@ -234,7 +194,8 @@ def main() -> int:
         "create order + window",
     ]
     results: dict[str, list] = {name: [] for name in scenarios}
-    service = PartnerService(env=ENV, port=PORT)
+    # A log and beat schedule of its own: other benches may run beside.
+    service = harness.Service(env=ENV, port=PORT, worker_concurrency=4, log="bench-partner")
     service.start()
     try:
         for name in scenarios:  # warm-up: every worker connects and fills its caches

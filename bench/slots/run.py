@@ -271,6 +271,20 @@ def main() -> int:
         )
         return result
 
+    def measure_booking(name: str, slots: list, ref_prefix: str) -> harness.Measurement:
+        """ERP orders booked on `slots` in turn (book.lua), their refs starting `ref_prefix`."""
+        return measure(
+            name,
+            f"{BASE}/api/integrations/erp/orders",
+            api_key=fixture.erp_key,
+            script=str(LUA_BOOK),
+            extra_env={
+                **booking_env,
+                "BENCH_SLOTS": fixture.slots_env(slots),
+                "BENCH_REF_PREFIX": ref_prefix,
+            },
+        )
+
     try:
         # Warm every worker's connections and caches before measuring.
         harness.wrk(availability_url, api_key=fixture.standard_key, seconds=2, connections=8)
@@ -279,28 +293,12 @@ def main() -> int:
             measure("dbread", f"{BASE}/api/bench/dbread")
             measure("availability 14 days", availability_url, api_key=fixture.standard_key)
             measure("bookhot", f"{BASE}/api/bench/bookhot", method="POST", body="{}")
-            hot = measure(
-                "ERP booking, hot slot",
-                f"{BASE}/api/integrations/erp/orders",
-                api_key=fixture.erp_key,
-                script=str(LUA_BOOK),
-                extra_env={
-                    **booking_env,
-                    "BENCH_SLOTS": fixture.slots_env([fixture.hot]),
-                    "BENCH_REF_PREFIX": f"HOT-{run_id}-{round_number}",
-                },
+            hot = measure_booking(
+                "ERP booking, hot slot", [fixture.hot], f"HOT-{run_id}-{round_number}"
             )
             measure("dbwrite", f"{BASE}/api/bench/dbwrite", method="POST", body="{}")
-            spread = measure(
-                "ERP booking, 50 slots",
-                f"{BASE}/api/integrations/erp/orders",
-                api_key=fixture.erp_key,
-                script=str(LUA_BOOK),
-                extra_env={
-                    **booking_env,
-                    "BENCH_SLOTS": fixture.slots_env(fifty),
-                    "BENCH_REF_PREFIX": f"SPREAD-{run_id}-{round_number}",
-                },
+            spread = measure_booking(
+                "ERP booking, 50 slots", fifty, f"SPREAD-{run_id}-{round_number}"
             )
             for booking in (hot, spread):
                 successes += booking.requests - booking.non2xx - booking.socket_errors

@@ -97,29 +97,15 @@ class Receiver:
 def start_celery(env: dict, pool: str, concurrency: int) -> list[subprocess.Popen]:
     (ROOT / "var").mkdir(exist_ok=True)
     log = open(ROOT / "var" / "bench-webhooks-celery.log", "ab")  # noqa: SIM115
-    celery = str(harness.VENV_BIN / "celery")
-    worker = [
-        celery,
-        "-A",
-        "delivery.celery:app",
-        "worker",
-        "--loglevel=WARNING",
-        f"--pool={pool}",
-        f"--concurrency={concurrency}",
+    worker = harness.worker_command(
         "-I",
         "bench.webhooks.noop",
         "--without-gossip",
         "--without-mingle",
-    ]
-    beat = [
-        celery,
-        "-A",
-        "delivery.celery:app",
-        "beat",
-        "--loglevel=WARNING",
-        "--schedule",
-        str(ROOT / "var" / "bench-webhooks-beat"),
-    ]
+        pool=pool,
+        concurrency=concurrency,
+    )
+    beat = harness.beat_command(ROOT / "var" / "bench-webhooks-beat")
     return [
         subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
         for command in (worker, beat)

@@ -25,8 +25,9 @@ from pathlib import Path
 import psycopg
 import requests
 
-ROOT = Path(__file__).resolve().parents[2]
-VENV_BIN = ROOT / ".venv" / "bin"
+from bench import harness
+from bench.harness import ROOT
+
 LOG_DIR = ROOT / "var" / "faults"
 STACKDUMP = Path(__file__).resolve().parent / "stackdump"
 STACKDUMP_SIGNAL = signal.SIGRTMIN + 3
@@ -233,13 +234,7 @@ class Service:
 
     @property
     def env(self) -> dict[str, str]:
-        env = {
-            **os.environ,
-            "DEBUG": "true",
-            "DATABASE_URL": self.database_url,
-            "REDIS_URL": self.redis_url,
-            "WEBHOOK_ALLOW_PRIVATE_URLS": "true",
-            "BIND": f"127.0.0.1:{self.port}",
+        settings = {
             "WEB_CONCURRENCY": "2",
             "LOG_LEVEL": "INFO",
             "LOG_FORMAT": "plain",
@@ -251,8 +246,9 @@ class Service:
                 [str(STACKDUMP), *filter(None, [os.environ.get("PYTHONPATH")])]
             ),
         }
-        env.update(self.extra_env)
-        return env
+        return harness.service_env(
+            self.database_url, self.redis_url, self.port, settings, self.extra_env
+        )
 
     def log_path(self, role: str) -> Path:
         LOG_DIR.mkdir(parents=True, exist_ok=True)
@@ -275,43 +271,27 @@ class Service:
         return process
 
     def start_web(self) -> None:
-        self._spawn(
-            "web",
-            [str(VENV_BIN / "gunicorn"), "delivery.wsgi:application", "-c", "gunicorn.conf.py"],
-        )
+        self._spawn("web", harness.gunicorn_command())
         wait_until(self.ready, timeout=60, interval=0.3, what="gunicorn to answer /readyz")
 
     def start_worker(self, concurrency: int = 8) -> None:
-        celery = str(VENV_BIN / "celery")
-        worker = [
-            celery,
-            "-A",
-            "delivery.celery:app",
-            "worker",
-            "--loglevel=INFO",
-            "--pool=threads",
-            f"--concurrency={concurrency}",
+        worker = harness.worker_command(
             "--without-gossip",
             "--without-mingle",
             "-n",
             f"{self.name}-{time.monotonic_ns()}@faults",
-        ]
+            concurrency=concurrency,
+            loglevel="INFO",
+        )
         self._spawn("worker", worker)
         wait_until(
             lambda: "ready." in self.log("worker"), timeout=60, what="the Celery worker to be ready"
         )
 
     def start_beat(self) -> None:
-        beat = [
-            str(VENV_BIN / "celery"),
-            "-A",
-            "delivery.celery:app",
-            "beat",
-            "--loglevel=INFO",
-            "--schedule",
-            str(self._workdir() / "beat-schedule"),
-        ]
-        self._spawn("beat", beat)
+        self._spawn(
+            "beat", harness.beat_command(self._workdir() / "beat-schedule", loglevel="INFO")
+        )
 
     def start(self, *, worker_concurrency: int = 8) -> None:
         self.start_web()
@@ -348,18 +328,7 @@ class Service:
             return False
 
     def manage(self, *args: str, timeout: float = 120) -> str:
-        result = subprocess.run(
-            [str(VENV_BIN / "python"), "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if result.returncode:
-            raise RuntimeError(f"manage.py {args[0]} failed:\n{result.stderr[-3000:]}")
-        return result.stdout
+        return harness.manage(self.env, *args, timeout=timeout)
 
 
 # --- Seeding -----------------------------------------------------------------------------------
@@ -492,3 +461,32 @@ def all_event_ids(postgres: ThrowawayPostgres, database: str, organization_id: s
         (organization_id,),
     )
     return {row[0] for row in rows}
+
+
+def wait_for_every_delivery(
+    receiver: Receiver,
+    postgres: ThrowawayPostgres,
+    database: str,
+    expected: set[str],
+    *,
+    since: float,
+    timeout: float,
+    recorded_timeout: float,
+) -> tuple[float, float]:
+    """Waits until every `expected` event has reached the receiver, then (within
+    `recorded_timeout` more) until every delivery is recorded as delivered; returns how many
+    seconds after `since` (a time.monotonic()) each came."""
+    wait_until(
+        lambda: receiver.event_ids() >= expected,
+        timeout=timeout,
+        interval=0.5,
+        what="every event to reach the receiver",
+    )
+    received_after = time.monotonic() - since
+    wait_until(
+        lambda: delivery_states(postgres, database) == {"delivered": len(expected)},
+        timeout=recorded_timeout,
+        interval=0.5,
+        what="every delivery to be recorded as delivered",
+    )
+    return received_after, time.monotonic() - since

@@ -63,17 +63,14 @@ def test_orders_accepted_and_events_delivered_across_a_redis_outage(
     outage = restarted_at - stopped_at
     expected = infra.all_event_ids(postgres, database, tenant.organization_id)
     assert len(expected) == ORDERS_BEFORE + ORDERS_DURING
-    infra.wait_until(
-        lambda: receiver.event_ids() >= expected,
+    delivered_after, _ = infra.wait_for_every_delivery(
+        receiver,
+        postgres,
+        database,
+        expected,
+        since=restarted_at,
         timeout=DELIVERY_BUDGET_SECONDS,
-        interval=0.5,
-        what="every event to be delivered after Redis came back",
-    )
-    delivered_after = time.monotonic() - restarted_at
-    infra.wait_until(
-        lambda: infra.delivery_states(postgres, database) == {"delivered": len(expected)},
-        timeout=30,
-        what="every delivery recorded as delivered",
+        recorded_timeout=30,
     )
     assert service.ready()
 

@@ -51,21 +51,16 @@ def test_worker_killed_mid_delivery_loses_no_event(
 
     time.sleep(1)
     service.start_worker(CONCURRENCY)
-    infra.wait_until(
-        lambda: receiver.event_ids() >= expected,
-        timeout=RECOVERY_BUDGET_SECONDS,
-        interval=0.5,
-        what="every event to reach the receiver after the restart",
-    )
-    received_after = time.monotonic() - killed_at
     # The attempts that died with the worker are made again once their claim lapses.
-    infra.wait_until(
-        lambda: infra.delivery_states(postgres, database) == {"delivered": ORDERS},
+    received_after, recovered_after = infra.wait_for_every_delivery(
+        receiver,
+        postgres,
+        database,
+        expected,
+        since=killed_at,
         timeout=RECOVERY_BUDGET_SECONDS,
-        interval=0.5,
-        what="every delivery to be recorded as delivered",
+        recorded_timeout=RECOVERY_BUDGET_SECONDS,
     )
-    recovered_after = time.monotonic() - killed_at
 
     arrivals = [a.event_id for a in receiver.received()]
     duplicates = len(arrivals) - len(set(arrivals))
