@@ -90,6 +90,11 @@ class AutoSchema(openapi.AutoSchema):
             operation.setdefault("security", [])
         return operation
 
+    def get_tags(self):
+        # Each family of views names its tag once, on its base view (`openapi_tags`,
+        # tenants/api_bases.py); an operation's own `tags=` still wins (extend_schema).
+        return getattr(self.view, "openapi_tags", None) or super().get_tags()
+
     def get_description(self):
         # An operation's description is its method's docstring (drf-spectacular's own rule),
         # wrapped in the source to the line length: each paragraph reaches the document as one

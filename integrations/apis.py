@@ -22,12 +22,9 @@ from integrations.services import sandbox
 from tenants import selectors as tenant_selectors
 from tenants.api_bases import ManagementApiView
 
-TAG = ["management"]
-
 
 class ManagedOrdersApi(ManagementApiView):
     @extend_schema(
-        tags=TAG,
         operation_id="manage_organizations_orders_list",
         parameters=[
             OpenApiParameter("status", str, enum=OrderStatus.values),
@@ -55,7 +52,7 @@ class ManagedOrdersApi(ManagementApiView):
 
 
 class ManagedOrderDetailApi(ManagementApiView):
-    @extend_schema(tags=TAG, responses={200: ManagedOrderDetailOutput, **errors(401, 404)})
+    @extend_schema(responses={200: ManagedOrderDetailOutput, **errors(401, 404)})
     def get(self, request, org_id, order_id):
         order = selectors.order_get_with_history(
             organization_id=self.get_organization().id, order_id=order_id
@@ -65,7 +62,6 @@ class ManagedOrderDetailApi(ManagementApiView):
 
 class ManagedOrderTransitionApi(ManagementApiView):
     @extend_schema(
-        tags=TAG,
         request=OrderTransitionInput,
         responses={200: ManagedOrderDetailOutput, **errors(400, 401, 404, 409)},
     )
@@ -94,7 +90,6 @@ class ManagedOrderTransitionApi(ManagementApiView):
 
 class ManagedOrderSimulateApi(ManagementApiView):
     @extend_schema(
-        tags=TAG,
         request=OrderSimulationInput,
         responses={
             202: OpenApiResponse(OrderSimulationOutput, description="Simulation scheduled"),

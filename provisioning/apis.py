@@ -41,15 +41,12 @@ TAG = ["provisioning"]
 class OrganizationsApi(ProvisioningApiView):
     rate_limits = {"GET": "organizations.list", "POST": "organizations.create"}
 
-    @extend_schema(
-        tags=TAG, responses={200: OrganizationListItemOutput(many=True), **errors(401, 429)}
-    )
+    @extend_schema(responses={200: OrganizationListItemOutput(many=True), **errors(401, 429)})
     def get(self, request):
         organizations = provisioning_selectors.organization_list_with_counts()
         return Response(OrganizationListItemOutput(organizations, many=True).data)
 
     @extend_schema(
-        tags=TAG,
         request=OrganizationCreateInput,
         responses={201: OrganizationCreatedOutput, **errors(400, 401, 413, 415, 429)},
     )
@@ -68,7 +65,6 @@ class OrganizationDetailApi(ProvisioningApiView):
     rate_limits = {"PATCH": "organizations.update"}
 
     @extend_schema(
-        tags=TAG,
         request=OrganizationUpdateInput,
         responses={200: OrganizationOutput, **errors(400, 401, 404, 413, 415, 429)},
     )
@@ -88,9 +84,7 @@ class OrganizationAdminsApi(ProvisioningApiView):
     rate_limits = {"POST": "admins.add"}
 
     @extend_schema(
-        tags=TAG,
-        request=AdminAddInput,
-        responses={201: AdminAddedOutput, **errors(400, 401, 404, 429)},
+        request=AdminAddInput, responses={201: AdminAddedOutput, **errors(400, 401, 404, 429)}
     )
     def post(self, request, org_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
@@ -104,9 +98,7 @@ class OrganizationAdminsApi(ProvisioningApiView):
 class AdminResendInviteApi(ProvisioningApiView):
     rate_limits = {"POST": "admins.resend_invite"}
 
-    @extend_schema(
-        tags=TAG, request=None, responses={200: InviteResentOutput, **errors(400, 401, 404, 429)}
-    )
+    @extend_schema(request=None, responses={200: InviteResentOutput, **errors(400, 401, 404, 429)})
     def post(self, request, user_id):
         user = tenant_selectors.user_get(user_id=user_id)
         issued = services.invite_resend(user=user)
@@ -117,7 +109,6 @@ class AdminResetPasswordApi(ProvisioningApiView):
     rate_limits = {"POST": "admins.reset_password"}
 
     @extend_schema(
-        tags=TAG,
         request=PasswordResetInput,
         responses={200: PasswordResetOutput, **errors(400, 401, 404, 429)},
     )
@@ -161,14 +152,13 @@ class InviteAcceptApi(PublicApiView):
 class ApiKeysApi(ProvisioningApiView):
     rate_limits = {"GET": "api_keys.list", "POST": "api_keys.create"}
 
-    @extend_schema(tags=TAG, responses={200: ApiKeyListOutput(many=True), **errors(401, 404, 429)})
+    @extend_schema(responses={200: ApiKeyListOutput(many=True), **errors(401, 404, 429)})
     def get(self, request, org_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
         keys = tenant_selectors.api_key_list(organization_id=organization.id)
         return Response(ApiKeyListOutput(keys, many=True).data)
 
     @extend_schema(
-        tags=TAG,
         request=ApiKeyCreateInput,
         responses={201: ApiKeyIssuedOutput, **errors(400, 401, 404, 409, 429)},
     )
@@ -185,7 +175,6 @@ class ApiKeyDetailApi(ProvisioningApiView):
     rate_limits = {"POST": "api_keys.update", "DELETE": "api_keys.revoke"}
 
     @extend_schema(
-        tags=TAG,
         request=ApiKeyUpdateInput,
         responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409, 429)},
         operation_id="provisioning_organizations_api_keys_update",
@@ -199,7 +188,7 @@ class ApiKeyDetailApi(ProvisioningApiView):
         updated = tenant_services.api_key_update(api_key=api_key, **serializer.service_arguments())
         return Response(ApiKeyListOutput(updated).data)
 
-    @extend_schema(tags=TAG, responses={200: ApiKeyRevokedOutput, **errors(401, 404, 429)})
+    @extend_schema(responses={200: ApiKeyRevokedOutput, **errors(401, 404, 429)})
     def delete(self, request, org_id, key_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
         api_key = tenant_selectors.api_key_get(organization_id=organization.id, key_id=key_id)
@@ -210,9 +199,7 @@ class ApiKeyDetailApi(ProvisioningApiView):
 class ApiKeyRotateApi(ProvisioningApiView):
     rate_limits = {"POST": "api_keys.rotate"}
 
-    @extend_schema(
-        tags=TAG, request=None, responses={200: ApiKeyRotatedOutput, **errors(401, 404, 409, 429)}
-    )
+    @extend_schema(request=None, responses={200: ApiKeyRotatedOutput, **errors(401, 404, 409, 429)})
     def post(self, request, org_id, key_id):
         organization = tenant_selectors.organization_get(organization_id=org_id)
         api_key = tenant_selectors.api_key_get(organization_id=organization.id, key_id=key_id)

@@ -26,7 +26,6 @@ from slots.serializers import (
 from tenants.api_bases import ApiKeyApiView, ManagementApiView
 from zones import selectors as zone_selectors
 
-MANAGEMENT = ["management"]
 PUBLIC = ["public"]
 
 _ZONE_PARAMETERS = [
@@ -106,15 +105,13 @@ class DayAvailabilityApi(ApiKeyApiView):
 
 
 class SlotPolicyApi(ManagementApiView):
-    @extend_schema(tags=MANAGEMENT, responses={200: SlotPolicyOutput, **errors(401, 404)})
+    @extend_schema(responses={200: SlotPolicyOutput, **errors(401, 404)})
     def get(self, request, org_id):
         policy = services.slot_policy_get_or_create(organization_id=self.get_organization().id)
         return Response(SlotPolicyOutput(policy).data)
 
     @extend_schema(
-        tags=MANAGEMENT,
-        request=SlotPolicyInput,
-        responses={200: SlotPolicyOutput, **errors(400, 401, 404)},
+        request=SlotPolicyInput, responses={200: SlotPolicyOutput, **errors(400, 401, 404)}
     )
     def put(self, request, org_id):
         organization = self.get_organization()
@@ -131,7 +128,6 @@ def _slot_zone(*, organization, zone_id):
 
 class SlotTemplatesApi(ManagementApiView):
     @extend_schema(
-        tags=MANAGEMENT,
         parameters=[OpenApiParameter("zoneId", OpenApiTypes.UUID, description="One zone only")],
         responses={200: SlotTemplateOutput(many=True), **errors(400, 401, 404)},
     )
@@ -144,9 +140,7 @@ class SlotTemplatesApi(ManagementApiView):
         return Response(SlotTemplateOutput(templates, many=True).data)
 
     @extend_schema(
-        tags=MANAGEMENT,
-        request=SlotTemplateInput,
-        responses={201: SlotTemplateOutput, **errors(400, 401, 404, 409)},
+        request=SlotTemplateInput, responses={201: SlotTemplateOutput, **errors(400, 401, 404, 409)}
     )
     def post(self, request, org_id):
         organization = self.get_organization()
@@ -165,14 +159,12 @@ class SlotTemplateDetailApi(ManagementApiView):
             organization_id=self.get_organization().id, template_id=template_id
         )
 
-    @extend_schema(tags=MANAGEMENT, responses={200: SlotTemplateOutput, **errors(401, 404)})
+    @extend_schema(responses={200: SlotTemplateOutput, **errors(401, 404)})
     def get(self, request, org_id, template_id):
         return Response(SlotTemplateOutput(self._template(template_id)).data)
 
     @extend_schema(
-        tags=MANAGEMENT,
-        request=SlotTemplateInput,
-        responses={200: SlotTemplateOutput, **errors(400, 401, 404, 409)},
+        request=SlotTemplateInput, responses={200: SlotTemplateOutput, **errors(400, 401, 404, 409)}
     )
     def patch(self, request, org_id, template_id):
         template = self._template(template_id)
@@ -180,13 +172,12 @@ class SlotTemplateDetailApi(ManagementApiView):
         arguments = serializer.service_arguments()
         if "zoneId" in serializer.validated_data:
             arguments["zone"] = _slot_zone(
-                organization=self.get_organization(),
-                zone_id=serializer.validated_data["zoneId"],
+                organization=self.get_organization(), zone_id=serializer.validated_data["zoneId"]
             )
         template = services.slot_template_update(template=template, **arguments)
         return Response(SlotTemplateOutput(template).data)
 
-    @extend_schema(tags=MANAGEMENT, responses={204: None, **errors(401, 404)})
+    @extend_schema(responses={204: None, **errors(401, 404)})
     def delete(self, request, org_id, template_id):
         services.slot_template_delete(template=self._template(template_id))
         return Response(status=204)
@@ -194,7 +185,6 @@ class SlotTemplateDetailApi(ManagementApiView):
 
 class SlotTemplatesSeedApi(ManagementApiView):
     @extend_schema(
-        tags=MANAGEMENT,
         request=SlotTemplateSeedInput,
         responses={201: SlotTemplateOutput(many=True), **errors(400, 401, 404)},
     )

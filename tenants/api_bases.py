@@ -17,6 +17,7 @@ class ProvisioningApiView(APIView):
     """The parent platform's views: `X-Provisioning-Secret`, limits from `rate_limits`."""
 
     authentication_classes = [ProvisioningSecretAuthentication]
+    openapi_tags = ["provisioning"]
     throttle_classes = [ProvisioningThrottle]
     rate_limits: dict[str, str] = {}
 
@@ -39,6 +40,7 @@ class IntegrationApiView(ApiKeyApiView):
 
     permission_classes = [KeyMatchesIntegration]
     integration = "partner-a"
+    openapi_tags = ["partner"]
 
     @property
     def actor(self) -> str:
@@ -51,6 +53,7 @@ class ManagementApiView(APIView):
     "Authentication and scope")."""
 
     authentication_classes = [BearerTokenAuthentication]
+    openapi_tags = ["management"]
 
     def get_organization(self) -> Organization:
         return selectors.admin_organization_get(

@@ -85,16 +85,14 @@ class AuthTokenApi(PublicApiView):
 
 
 class ManagedApiKeysApi(ManagementApiView):
-    @extend_schema(tags=TAG, responses={200: ApiKeyListOutput(many=True), **errors(401, 404)})
+    @extend_schema(responses={200: ApiKeyListOutput(many=True), **errors(401, 404)})
     def get(self, request, org_id):
         organization = self.get_organization()
         keys = selectors.api_key_list(organization_id=organization.id)
         return Response(ApiKeyListOutput(keys, many=True).data)
 
     @extend_schema(
-        tags=TAG,
-        request=ApiKeyCreateInput,
-        responses={201: ApiKeyIssuedOutput, **errors(400, 401, 404, 409)},
+        request=ApiKeyCreateInput, responses={201: ApiKeyIssuedOutput, **errors(400, 401, 404, 409)}
     )
     def post(self, request, org_id):
         organization = self.get_organization()
@@ -107,9 +105,7 @@ class ManagedApiKeysApi(ManagementApiView):
 
 class ManagedApiKeyDetailApi(ManagementApiView):
     @extend_schema(
-        tags=TAG,
-        request=ApiKeyUpdateInput,
-        responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409)},
+        request=ApiKeyUpdateInput, responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409)}
     )
     def patch(self, request, org_id, key_id):
         """Changes any of name, platform, webhookUrl and webhookEvents (an array of event names, or
@@ -121,14 +117,12 @@ class ManagedApiKeyDetailApi(ManagementApiView):
 
 
 class DriversApi(ManagementApiView):
-    @extend_schema(tags=TAG, responses={200: DriverOutput(many=True), **errors(401, 404)})
+    @extend_schema(responses={200: DriverOutput(many=True), **errors(401, 404)})
     def get(self, request, org_id):
         drivers = selectors.driver_list(organization_id=self.get_organization().id)
         return Response(DriverOutput(drivers, many=True).data)
 
-    @extend_schema(
-        tags=TAG, request=DriverInput, responses={201: DriverOutput, **errors(400, 401, 404)}
-    )
+    @extend_schema(request=DriverInput, responses={201: DriverOutput, **errors(400, 401, 404)})
     def post(self, request, org_id):
         organization = self.get_organization()
         serializer = valid_serializer(DriverInput, request.data)
@@ -139,16 +133,14 @@ class DriversApi(ManagementApiView):
 
 
 class DriverDetailApi(ManagementApiView):
-    @extend_schema(tags=TAG, responses={200: DriverOutput, **errors(401, 404)})
+    @extend_schema(responses={200: DriverOutput, **errors(401, 404)})
     def get(self, request, org_id, driver_id):
         driver = selectors.driver_get(
             organization_id=self.get_organization().id, driver_id=driver_id
         )
         return Response(DriverOutput(driver).data)
 
-    @extend_schema(
-        tags=TAG, request=DriverInput, responses={200: DriverOutput, **errors(400, 401, 404)}
-    )
+    @extend_schema(request=DriverInput, responses={200: DriverOutput, **errors(400, 401, 404)})
     def patch(self, request, org_id, driver_id):
         driver = selectors.driver_get(
             organization_id=self.get_organization().id, driver_id=driver_id

@@ -16,12 +16,9 @@ from webhooks.serializers import (
     TestWebhookOutput,
 )
 
-TAG = ["management"]
-
 
 class DeliveriesApi(ManagementApiView):
     @extend_schema(
-        tags=TAG,
         parameters=[
             OpenApiParameter("status", str, enum=["pending", "delivered", "failed"]),
             OpenApiParameter("page", int, description="From 1 (default 1)"),
@@ -44,7 +41,7 @@ class DeliveriesApi(ManagementApiView):
 
 
 class DeliveryRedeliverApi(ManagementApiView):
-    @extend_schema(tags=TAG, request=None, responses={202: DeliveryOutput, **errors(401, 404)})
+    @extend_schema(request=None, responses={202: DeliveryOutput, **errors(401, 404)})
     def post(self, request, org_id, delivery_id):
         delivery = selectors.delivery_get(
             organization_id=self.get_organization().id, delivery_id=delivery_id
@@ -55,7 +52,6 @@ class DeliveryRedeliverApi(ManagementApiView):
 
 class ApiKeyTestWebhookApi(ManagementApiView):
     @extend_schema(
-        tags=TAG,
         request=None,
         responses={
             200: TestWebhookOutput,
@@ -75,11 +71,7 @@ class ApiKeyTestWebhookApi(ManagementApiView):
 
 
 class DeliveriesRecoverApi(ManagementApiView):
-    @extend_schema(
-        tags=TAG,
-        request=RecoverInput,
-        responses={202: RecoverOutput, **errors(400, 401, 404)},
-    )
+    @extend_schema(request=RecoverInput, responses={202: RecoverOutput, **errors(400, 401, 404)})
     def post(self, request, org_id):
         """Queues again every delivery of the organization that ended `failed` (its last attempt) in
         [since, until) — of one key with `keyId` — oldest event first, each once; a new round of

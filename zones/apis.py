@@ -28,8 +28,6 @@ from zones.serializers import (
     ZonesExportOutput,
 )
 
-MANAGEMENT = ["management"]
-
 
 class ResolveZoneApi(ApiKeyApiView):
     @extend_schema(
@@ -141,14 +139,12 @@ class ZonesExportApi(IntegrationApiView):
 
 
 class ZonesApi(ManagementApiView):
-    @extend_schema(tags=MANAGEMENT, responses={200: ZoneOutput(many=True), **errors(401, 404)})
+    @extend_schema(responses={200: ZoneOutput(many=True), **errors(401, 404)})
     def get(self, request, org_id):
         zones = selectors.zone_list(organization_id=self.get_organization().id)
         return Response(ZoneOutput(zones, many=True).data)
 
-    @extend_schema(
-        tags=MANAGEMENT, request=ZoneInput, responses={201: ZoneOutput, **errors(400, 401, 404)}
-    )
+    @extend_schema(request=ZoneInput, responses={201: ZoneOutput, **errors(400, 401, 404)})
     def post(self, request, org_id):
         organization = self.get_organization()
         serializer = valid_serializer(ZoneInput, request.data)
@@ -162,20 +158,18 @@ class ZoneDetailApi(ManagementApiView):
     def _zone(self, zone_id):
         return selectors.zone_get(organization_id=self.get_organization().id, zone_id=zone_id)
 
-    @extend_schema(tags=MANAGEMENT, responses={200: ZoneOutput, **errors(401, 404)})
+    @extend_schema(responses={200: ZoneOutput, **errors(401, 404)})
     def get(self, request, org_id, zone_id):
         return Response(ZoneOutput(self._zone(zone_id)).data)
 
-    @extend_schema(
-        tags=MANAGEMENT, request=ZoneInput, responses={200: ZoneOutput, **errors(400, 401, 404)}
-    )
+    @extend_schema(request=ZoneInput, responses={200: ZoneOutput, **errors(400, 401, 404)})
     def patch(self, request, org_id, zone_id):
         zone = self._zone(zone_id)
         serializer = valid_serializer(ZoneInput, request.data, partial=True)
         zone = services.zone_update(zone=zone, **serializer.service_arguments())
         return Response(ZoneOutput(zone).data)
 
-    @extend_schema(tags=MANAGEMENT, responses={204: None, **errors(401, 404, 409)})
+    @extend_schema(responses={204: None, **errors(401, 404, 409)})
     def delete(self, request, org_id, zone_id):
         services.zone_delete(zone=self._zone(zone_id))
         return Response(status=204)
@@ -185,19 +179,14 @@ class ZoneBlackoutsApi(ManagementApiView):
     def _zone(self, zone_id):
         return selectors.zone_get(organization_id=self.get_organization().id, zone_id=zone_id)
 
-    @extend_schema(
-        tags=MANAGEMENT,
-        responses={200: ZoneBlackoutOutput(many=True), **errors(401, 404)},
-    )
+    @extend_schema(responses={200: ZoneBlackoutOutput(many=True), **errors(401, 404)})
     def get(self, request, org_id, zone_id):
         """The zone's blackout dates (no deliveries), ascending."""
         blackouts = selectors.zone_blackout_list(zone=self._zone(zone_id))
         return Response(ZoneBlackoutOutput(blackouts, many=True).data)
 
     @extend_schema(
-        tags=MANAGEMENT,
-        request=ZoneBlackoutInput,
-        responses={201: ZoneBlackoutOutput, **errors(400, 401, 404, 409)},
+        request=ZoneBlackoutInput, responses={201: ZoneBlackoutOutput, **errors(400, 401, 404, 409)}
     )
     def post(self, request, org_id, zone_id):
         """A date (YYYY-MM-DD, the zone's own calendar) on which the zone takes no deliveries: its
@@ -214,7 +203,7 @@ class ZoneBlackoutsApi(ManagementApiView):
 
 
 class ZoneBlackoutDetailApi(ManagementApiView):
-    @extend_schema(tags=MANAGEMENT, responses={204: None, **errors(401, 404)})
+    @extend_schema(responses={204: None, **errors(401, 404)})
     def delete(self, request, org_id, zone_id, blackout_id):
         zone = selectors.zone_get(organization_id=self.get_organization().id, zone_id=zone_id)
         services.zone_blackout_delete(

@@ -18,11 +18,10 @@ from integrations.erp.serializers import (
 )
 from tenants.api_bases import IntegrationApiView
 
-TAG = ["erp"]
-
 
 class ErpApiView(IntegrationApiView):
     integration = "erp"
+    openapi_tags = ["erp"]
 
     def get_order(self, external_ref: str):
         return selectors.erp_order_get(
@@ -32,7 +31,6 @@ class ErpApiView(IntegrationApiView):
 
 class ErpOrdersApi(ErpApiView):
     @extend_schema(
-        tags=TAG,
         request=ErpOrderInput,
         responses={
             201: OpenApiResponse(ErpOrderOutput, description="Order created, slot booked"),
@@ -59,14 +57,13 @@ class ErpOrdersApi(ErpApiView):
 
 
 class ErpOrderDetailApi(ErpApiView):
-    @extend_schema(tags=TAG, responses={200: ErpOrderOutput, **errors(401, 403, 404, 429)})
+    @extend_schema(responses={200: ErpOrderOutput, **errors(401, 403, 404, 429)})
     def get(self, request, external_ref):
         return Response(ErpOrderOutput(self.get_order(external_ref)).data)
 
 
 class ErpOrderSlotApi(ErpApiView):
     @extend_schema(
-        tags=TAG,
         request=ErpSlotAssignInput,
         responses={200: ErpOrderSlotOutput, **errors(400, 401, 403, 404, 409, 415, 429)},
     )
@@ -81,7 +78,6 @@ class ErpOrderSlotApi(ErpApiView):
 
 class ErpOrderCancelApi(ErpApiView):
     @extend_schema(
-        tags=TAG,
         request=ErpCancelInput,
         responses={200: ErpOrderOutput, **errors(400, 401, 403, 404, 409, 415, 429)},
     )
@@ -97,7 +93,6 @@ class ErpOrderCancelApi(ErpApiView):
 
 class ErpSlotHoldsApi(ErpApiView):
     @extend_schema(
-        tags=TAG,
         request=SlotHoldInput,
         responses={
             201: OpenApiResponse(SlotHoldOutput, description="One place of the slot held"),
@@ -122,7 +117,6 @@ class ErpSlotHoldsApi(ErpApiView):
 
 class ErpSlotHoldDetailApi(ErpApiView):
     @extend_schema(
-        tags=TAG,
         request=None,
         responses={
             204: OpenApiResponse(description="Hold released, its place given back"),

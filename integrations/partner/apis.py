@@ -20,7 +20,6 @@ from integrations.partner.serializers import (
 from integrations.services import idempotency
 from tenants.api_bases import IntegrationApiView
 
-TAG = ["partner"]
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 
@@ -40,7 +39,6 @@ def _idempotency_key(request) -> str | None:
 
 class PartnerOrdersApi(IntegrationApiView):
     @extend_schema(
-        tags=TAG,
         parameters=[
             OpenApiParameter(
                 IDEMPOTENCY_HEADER,
@@ -92,7 +90,7 @@ class PartnerOrdersApi(IntegrationApiView):
 
 
 class PartnerOrderDetailApi(IntegrationApiView):
-    @extend_schema(tags=TAG, responses={200: PartnerOrderOutput, **errors(401, 403, 404, 429)})
+    @extend_schema(responses={200: PartnerOrderOutput, **errors(401, 403, 404, 429)})
     def get(self, request, external_ref):
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
@@ -102,9 +100,7 @@ class PartnerOrderDetailApi(IntegrationApiView):
 
 class PartnerOrderReleaseApi(IntegrationApiView):
     @extend_schema(
-        tags=TAG,
-        request=None,
-        responses={200: PartnerOrderReleasedOutput, **errors(401, 403, 404, 409, 429)},
+        request=None, responses={200: PartnerOrderReleasedOutput, **errors(401, 403, 404, 409, 429)}
     )
     def post(self, request, external_ref):
         """pending → dispatching with releasedAt; already dispatching answers 200 again; any other
@@ -118,7 +114,6 @@ class PartnerOrderReleaseApi(IntegrationApiView):
 
 class PartnerOrderCancelApi(IntegrationApiView):
     @extend_schema(
-        tags=TAG,
         request=CancelInput,
         responses={200: PartnerOrderOutput, **errors(400, 401, 403, 404, 409, 429)},
     )
@@ -136,7 +131,6 @@ class PartnerOrderCancelApi(IntegrationApiView):
 
 class DeliveryWindowsApi(IntegrationApiView):
     @extend_schema(
-        tags=TAG,
         parameters=[
             OpenApiParameter("zone", str, description="Zone name (or address)"),
             OpenApiParameter("address", str, description="Geocoded (or zone)"),
