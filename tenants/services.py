@@ -109,6 +109,18 @@ def _new_key_material(platform: str) -> tuple[str, str, str]:
     return value, prefix, webhook_secret
 
 
+def _stored_key_fields(*, value: str, prefix: str, webhook_secret: str) -> dict[str, str]:
+    """The columns that keep a key's secrets, which are shown only once: the value as a digest
+    (authentication looks keys up by it) and encrypted, the webhook secret encrypted (deliveries
+    are signed with it)."""
+    return {
+        "prefix": prefix,
+        "digest": secret_digest(value),
+        "encrypted_value": encrypt_text(value),
+        "encrypted_webhook_secret": encrypt_text(webhook_secret),
+    }
+
+
 def _platform_is_taken(
     *, organization_id: UUID | str, platform: str, exclude_id: UUID | None = None
 ) -> bool:
@@ -166,12 +178,9 @@ def api_key_create(
                 name=name,
                 platform=platform,
                 test=test,
-                prefix=prefix,
-                digest=secret_digest(value),
-                encrypted_value=encrypt_text(value),
-                encrypted_webhook_secret=encrypt_text(webhook_secret),
                 webhook_url=webhook_url,
                 webhook_events=webhook_events,
+                **_stored_key_fields(value=value, prefix=prefix, webhook_secret=webhook_secret),
             )
     except IntegrityError:
         # The partial unique index caught a concurrent create for the same platform.
@@ -187,20 +196,11 @@ def api_key_rotate(*, api_key: ApiKey) -> IssuedApiKey:
     if not api_key.is_active:
         raise ApiKeyRevoked()
     value, prefix, webhook_secret = _new_key_material(api_key.platform)
-    api_key.prefix = prefix
-    api_key.digest = secret_digest(value)
-    api_key.encrypted_value = encrypt_text(value)
-    api_key.encrypted_webhook_secret = encrypt_text(webhook_secret)
+    stored = _stored_key_fields(value=value, prefix=prefix, webhook_secret=webhook_secret)
+    for field, stored_value in stored.items():
+        setattr(api_key, field, stored_value)
     api_key.rotated_at = timezone.now()
-    api_key.save(
-        update_fields=[
-            "prefix",
-            "digest",
-            "encrypted_value",
-            "encrypted_webhook_secret",
-            "rotated_at",
-        ]
-    )
+    api_key.save(update_fields=[*stored, "rotated_at"])
     return IssuedApiKey(api_key=api_key, value=value, webhook_secret=webhook_secret)
 
 
