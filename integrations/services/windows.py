@@ -42,15 +42,14 @@ def window_book(*, zone: Zone, start: datetime, end: datetime) -> DeliveryWindow
     if row is None:
         raise DeliveryWindowFull()
     load_id, window_end, booked, capacity = row
-    load = DeliveryWindowLoad(
-        id=load_id,
-        zone=zone,
-        window_start=start,
-        window_end=window_end,
-        booked=booked,
-        capacity=capacity,
+    # The row as Django builds one it read (`Model.from_db`, fields in the model's order): the
+    # statement returned it, so nothing reads it again.
+    load = DeliveryWindowLoad.from_db(
+        connection.alias,
+        ("id", "zone_id", "window_start", "window_end", "booked", "capacity"),
+        (load_id, zone.pk, start, window_end, booked, capacity),
     )
-    load._state.adding, load._state.db = False, connection.alias  # as if read from the row
+    load.zone = zone
     return load
 
 

@@ -6,11 +6,12 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from integrations.models import DeliveryWindowLoad, Order
 from integrations.services.orders import order_transition
+from integrations.services.windows import window_book
 from tests import builders
 from tests.conftest import assert_error
 
@@ -303,6 +304,25 @@ def test_booking_a_window_is_one_statement_and_counts_on(client, mitte):
         load = DeliveryWindowLoad.objects.get(zone=mitte)
         assert (load.booked, load.capacity) == (n, 20)
         assert Order.objects.get(external_ref=f"W-{n}").window_load_id == load.id
+
+
+@pytest.mark.django_db
+def test_the_booked_window_is_its_row_as_read(mitte, django_assert_num_queries):
+    """window_book answers the counter row from its statement's RETURNING, with its zone, as if
+    the ORM had read it: every field as stored, and no query to follow."""
+    start = datetime(2030, 1, 7, 7, 0, tzinfo=UTC)
+    end = datetime(2030, 1, 7, 10, 0, tzinfo=UTC)
+    with transaction.atomic():
+        window_book(zone=mitte, start=start, end=end)
+        load = window_book(zone=mitte, start=start, end=end)
+
+    stored = DeliveryWindowLoad.objects.get(pk=load.pk)
+    fields = ("zone_id", "window_start", "window_end", "booked", "capacity")
+    assert [getattr(load, name) for name in fields] == [getattr(stored, name) for name in fields]
+    assert (load.booked, load.capacity) == (2, 20)
+    with django_assert_num_queries(0):
+        assert load.zone is mitte
+    assert not load._state.adding  # a later save() is an UPDATE of this row
 
 
 @pytest.mark.django_db
