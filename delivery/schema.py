@@ -99,9 +99,11 @@ class AutoSchema(openapi.AutoSchema):
         # An operation's description is its method's docstring (drf-spectacular's own rule),
         # wrapped in the source to the line length: each paragraph reaches the document as one
         # line, as Markdown reads it anyway, so re-wrapping the source never changes the document.
+        # Without one, only the view class's own docstring: drf-spectacular would otherwise take a
+        # base view's (tenants/api_bases.py), which is written for this code's readers, not callers.
         method_doc = get_doc(getattr(self.view, self.method.lower(), None))
         if not method_doc:
-            return super().get_description()
+            return super().get_description() if vars(type(self.view)).get("__doc__") else ""
         return "\n\n".join(" ".join(paragraph.split()) for paragraph in method_doc.split("\n\n"))
 
     def get_override_parameters(self):

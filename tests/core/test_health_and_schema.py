@@ -1,7 +1,11 @@
 """Liveness, readiness and the OpenAPI document (contract "Conventions", "Errors")."""
 
+import inspect
+
 import pytest
 from django.test import Client
+
+from tenants import api_bases
 
 pytestmark = pytest.mark.django_db
 
@@ -35,6 +39,31 @@ def test_openapi_document_lists_paths_with_api_prefix():
     assert not any(path.endswith("/") for path in paths)
     create = paths["/api/provisioning/organizations"]["post"]
     assert {"201", "400", "401", "429"} <= set(create["responses"])
+
+
+def test_no_operation_is_described_by_a_base_views_docstring():
+    """The base views' docstrings (tenants/api_bases.py) explain the code, not the operation: an
+    operation without a docstring of its own has no description rather than one of those."""
+    document = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    base_docs = {
+        " ".join(inspect.getdoc(base).split())
+        for base in (
+            api_bases.ProvisioningApiView,
+            api_bases.PublicApiView,
+            api_bases.ApiKeyApiView,
+            api_bases.IntegrationApiView,
+            api_bases.ManagementApiView,
+        )
+    }
+    described = [
+        " ".join(operation["description"].split())
+        for operations in document["paths"].values()
+        for operation in operations.values()
+        if isinstance(operation, dict) and operation.get("description")
+    ]
+
+    assert described, "some operations are described"
+    assert not base_docs & set(described)
 
 
 def test_interactive_docs_are_served():
