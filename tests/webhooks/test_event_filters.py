@@ -36,7 +36,14 @@ def catalogue_in_the_guide() -> dict[str, tuple[str, ...]]:
 
 
 def test_the_catalogue_names_every_event_the_service_emits():
-    # The guide publishes the catalogue: the names and their order are the contract.
+    # The contract's names, in the contract's order (docs/contract.md "Webhooks") ...
+    order_statuses = ("created", "assigned", "picked_up", "in_transit", "delivered", "failed")
+    contract = (
+        *(f"order.{status}" for status in (*order_statuses, "cancelled")),
+        *("erp.slot.booked", "erp.slots.updated", "erp.polygon.updated"),
+    )
+    assert contract == catalog.SUBSCRIBABLE_EVENTS
+    # ... and the guide publishes the same catalogue.
     guide = catalogue_in_the_guide()
     assert guide == {
         "Partner": catalog.ORDER_EVENTS,
