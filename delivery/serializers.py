@@ -141,6 +141,12 @@ def page_output(item: type[serializers.Serializer]) -> type[serializers.Serializ
     return PageOutput
 
 
+def optional_body(data):
+    """An optional JSON body as a serializer takes it: none, or `null`, is `{}`; anything else (an
+    array, a number, a string) is validated as sent, so it is a 400 like any body not an object."""
+    return {} if data is None else data
+
+
 def valid_serializer(serializer_class: type[S], data, **kwargs) -> S:
     """`serializer_class` over `data` (a body or query parameters), validated: a view's input in
     one call, a 400 naming every problem when it is not valid."""

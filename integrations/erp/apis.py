@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from delivery.schema import errors
-from delivery.serializers import valid_serializer
+from delivery.serializers import optional_body, valid_serializer
 from integrations.erp import selectors, services
 from integrations.erp.serializers import (
     ErpCancelInput,
@@ -85,7 +85,7 @@ class ErpOrderCancelApi(ErpApiView):
         """Cancels the order (from pending, dispatching or assigned) and frees its slot; emits
         erp.slots.updated."""
         order = self.get_order(external_ref)
-        serializer = valid_serializer(ErpCancelInput, request.data or {})
+        serializer = valid_serializer(ErpCancelInput, optional_body(request.data))
         reason = serializer.validated_data.get("reason") or ""
         order = services.erp_order_cancel(order=order, actor=self.actor, reason=reason)
         return Response(ErpOrderOutput(order).data)

@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 
 from delivery.schema import errors
-from delivery.serializers import valid_serializer
+from delivery.serializers import optional_body, valid_serializer
 from integrations.errors import IdempotencyKeyInvalid
 from integrations.partner import selectors, services
 from integrations.partner.serializers import (
@@ -120,7 +120,7 @@ class PartnerOrderCancelApi(IntegrationApiView):
     def post(self, request, external_ref):
         """Allowed from pending, dispatching, assigned; frees the window place; sends
         order.cancelled (contract: Orders)."""
-        serializer = valid_serializer(CancelInput, request.data if request.data is not None else {})
+        serializer = valid_serializer(CancelInput, optional_body(request.data))
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )

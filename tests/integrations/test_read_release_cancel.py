@@ -233,6 +233,16 @@ def test_cancel_without_a_body(client):
     assert OrderStatusEvent.objects.get(to_status="cancelled").reason == ""
 
 
+@pytest.mark.parametrize(("body", "status"), [("null", 200), ("[]", 400), ("0", 400), ('""', 400)])
+def test_cancel_body_null_is_no_body_and_any_other_non_object_is_400(client, body, status):
+    builders.create_order(client)
+
+    response = client.post(f"{ORDERS}/PO-1001/cancel", body, content_type="application/json")
+
+    assert response.status_code == status, response.content
+    assert Order.objects.get().status == ("cancelled" if status == 200 else "pending")
+
+
 @pytest.mark.parametrize("status", ["picked_up", "in_transit", "delivered", "failed", "cancelled"])
 def test_cancel_after_pickup_or_when_terminal_is_409(client, driver, status):
     order_in(client, status, driver)

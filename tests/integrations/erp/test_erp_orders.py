@@ -577,6 +577,22 @@ def test_cancel_without_a_body(client, template):
     assert client.post(f"{ORDERS}/SO-1001/cancel").status_code == 200
 
 
+@pytest.mark.parametrize("body", ["[]", "0", "false", '""'])
+def test_cancel_with_a_body_that_is_not_an_object_is_400(client, template, body):
+    builders.book(client, template, builders.SUNDAY)
+
+    response = client.post(f"{ORDERS}/SO-1001/cancel", body, content_type="application/json")
+
+    assert_error(response, 400)
+    assert Order.objects.get().status == "pending"
+
+
+def test_cancel_with_a_null_body_is_a_cancel_without_a_reason(client, template):
+    builders.book(client, template, builders.SUNDAY)
+    response = client.post(f"{ORDERS}/SO-1001/cancel", "null", content_type="application/json")
+    assert response.status_code == 200, response.content
+
+
 def test_cancelling_twice_is_409_and_frees_nothing_more(client, template):
     builders.book(client, template, builders.SUNDAY, ref="KEEP")
     builders.book(client, template, builders.SUNDAY)
