@@ -1,10 +1,16 @@
-"""OpenAPI pieces shared by every app: the error body, the standard error responses, and the
+"""OpenAPI pieces shared by every app: the error body, the standard error responses, the
 schema class that declares each operation's security and the rate-limit fields of counted
-operations, and takes each operation's description from its method's docstring."""
+operations, and takes each operation's description from its method's docstring, and the two
+ways an app's `openapi_examples` module declares an example."""
 
 from drf_spectacular import openapi
 from drf_spectacular.plumbing import get_doc
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    inline_serializer,
+)
 from rest_framework import serializers
 
 from delivery.throttling import is_rate_limited
@@ -113,3 +119,16 @@ class AutoSchema(openapi.AutoSchema):
         if is_rate_limited(type(self.view), self.method):
             return [*parameters, *RATE_LIMIT_HEADERS]
         return parameters
+
+
+def request_example(value: dict, *, name: str = "Request") -> OpenApiExample:
+    """An example of an operation's request body."""
+    return OpenApiExample(name, value=value, request_only=True)
+
+
+def answer_example(status: int, value, *, name: str | None = None) -> OpenApiExample:
+    """An example of an operation's answer with `status`. For an operation that answers an
+    array, `value` is one item: drf-spectacular shows it inside the array."""
+    return OpenApiExample(
+        name or f"{status} answer", value=value, response_only=True, status_codes=[str(status)]
+    )

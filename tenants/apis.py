@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from delivery.fields import StrictCharField
 from delivery.schema import errors
 from delivery.serializers import valid_serializer
+from tenants import openapi_examples as examples
 from tenants import selectors, services
 from tenants.api_bases import ManagementApiView, PublicApiView
 from tenants.serializers import (
@@ -62,9 +63,21 @@ class AuthTokenApi(PublicApiView):
         return []
 
     @extend_schema(
-        tags=TAG, request=TokenCreateInput, responses={200: TokenOutput, **errors(400, 401)}
+        tags=TAG,
+        summary="Log in: get a management token",
+        request=TokenCreateInput,
+        responses={200: TokenOutput, **errors(400, 401)},
+        examples=examples.AUTH_TOKEN_CREATE,
     )
     def post(self, request):
+        """Exchanges an organization admin's e-mail and password for a bearer token that lasts 12
+        hours, and lists the organizations the user administers (their ids are the `org_id` of
+        every management path). Send the token as `Authorization: Bearer <token>`.
+
+        Called by an organization admin (or the dashboard acting for one); no credentials needed.
+
+        Errors: 400 `email is required`, `password is required`; 401 `Invalid email or password`
+        (also for an inactive user)."""
         serializer = valid_serializer(TokenCreateInput, request.data)
         issued = services.auth_token_create(**serializer.validated_data)
         user = issued.token.user
@@ -78,23 +91,57 @@ class AuthTokenApi(PublicApiView):
             }
         )
 
-    @extend_schema(tags=TAG, responses={204: None, **errors(401)})
+    @extend_schema(
+        tags=TAG, summary="Log out: end this token", responses={204: None, **errors(401)}
+    )
     def delete(self, request):
+        """Ends the bearer token the request carries, at once and in every process; other tokens
+        of the same user stay valid. Answers 204 with no body.
+
+        Called by an organization admin with `Authorization: Bearer <token>`.
+
+        Errors: 401 `Invalid or missing token` (no token, or one already ended or expired)."""
         services.auth_token_delete(token=request.auth)
         return Response(status=204)
 
 
 class ManagedApiKeysApi(ManagementApiView):
-    @extend_schema(responses={200: ApiKeyListOutput(many=True), **errors(401, 404)})
+    @extend_schema(
+        summary="List the organization's API keys",
+        responses={200: ApiKeyListOutput(many=True), **errors(401, 404)},
+        examples=examples.API_KEY_LIST,
+    )
     def get(self, request, org_id):
+        """Every API key of the organization, revoked ones included (`isActive` false), with the
+        value masked (its prefix then `****`), its webhook settings and `lastUsedAt` (written at
+        most once a minute).
+
+        Called by an organization admin with a bearer token.
+
+        Errors: 401 `Invalid or missing token`; 404 `Organization not found` (also for an
+        organization the token's user does not administer)."""
         organization = self.get_organization()
         keys = selectors.api_key_list(organization_id=organization.id)
         return Response(ApiKeyListOutput(keys, many=True).data)
 
     @extend_schema(
-        request=ApiKeyCreateInput, responses={201: ApiKeyIssuedOutput, **errors(400, 401, 404, 409)}
+        summary="Create an API key",
+        request=ApiKeyCreateInput,
+        responses={201: ApiKeyIssuedOutput, **errors(400, 401, 404, 409)},
+        examples=examples.API_KEY_CREATE,
     )
     def post(self, request, org_id):
+        """Issues an API key for a platform (`partner_a`, `partner_b`, `partner_c`, `standard` or
+        `erp`; absent means `standard`), optionally a sandbox key (`test: true`) and a webhook
+        URL with the events it receives. The answer is the only one, with rotate, that shows the
+        full `apiKey` and `webhookSecret`: store them now.
+
+        Called by an organization admin with a bearer token.
+
+        Errors: 400 `API key name is required`, an unknown platform or event, a webhookUrl that is
+        not an absolute http(s) URL or resolves to a private address; 401 `Invalid or missing
+        token`; 404 `Organization not found`; 409 `A key for this platform already exists for this
+        tenant; rotate or revoke it`."""
         organization = self.get_organization()
         serializer = valid_serializer(ApiKeyCreateInput, request.data)
         issued = services.api_key_create(
@@ -105,11 +152,22 @@ class ManagedApiKeysApi(ManagementApiView):
 
 class ManagedApiKeyDetailApi(ManagementApiView):
     @extend_schema(
-        request=ApiKeyUpdateInput, responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409)}
+        summary="Change an API key's name or webhook settings",
+        request=ApiKeyUpdateInput,
+        responses={200: ApiKeyListOutput, **errors(400, 401, 404, 409)},
+        examples=examples.API_KEY_UPDATE,
     )
     def patch(self, request, org_id, key_id):
-        """Changes any of name, platform, webhookUrl and webhookEvents (an array of event names, or
-        null for every event), as the provisioning update does."""
+        """Changes any of name, platform, webhookUrl (null clears it) and webhookEvents (an array of
+        event names, or null for every event), as the provisioning update does; fields left out
+        keep their value. Answers the key as listed (value masked).
+
+        Called by an organization admin with a bearer token.
+
+        Errors: 400 `API key name must not be empty`, an unknown platform or event, a webhookUrl
+        that is not an absolute http(s) URL or resolves to a private address; 401 `Invalid or
+        missing token`; 404 `Organization not found`, `API key not found`; 409 `API key is
+        revoked`, or the platform is held by another active key."""
         api_key = selectors.api_key_get(organization_id=self.get_organization().id, key_id=key_id)
         serializer = valid_serializer(ApiKeyUpdateInput, request.data)
         updated = services.api_key_update(api_key=api_key, **serializer.service_arguments())
@@ -117,13 +175,36 @@ class ManagedApiKeyDetailApi(ManagementApiView):
 
 
 class DriversApi(ManagementApiView):
-    @extend_schema(responses={200: DriverOutput(many=True), **errors(401, 404)})
+    @extend_schema(
+        summary="List the organization's drivers",
+        responses={200: DriverOutput(many=True), **errors(401, 404)},
+        examples=examples.DRIVER_SHOWN,
+    )
     def get(self, request, org_id):
+        """Every driver of the organization, inactive ones included, for choosing whom to assign
+        an order to (`orders/:orderId/transition` with `driverId`).
+
+        Called by an organization admin with a bearer token.
+
+        Errors: 401 `Invalid or missing token`; 404 `Organization not found`."""
         drivers = selectors.driver_list(organization_id=self.get_organization().id)
         return Response(DriverOutput(drivers, many=True).data)
 
-    @extend_schema(request=DriverInput, responses={201: DriverOutput, **errors(400, 401, 404)})
+    @extend_schema(
+        summary="Add a driver",
+        request=DriverInput,
+        responses={201: DriverOutput, **errors(400, 401, 404)},
+        examples=examples.DRIVER_CREATE,
+    )
     def post(self, request, org_id):
+        """Adds a driver to the organization: `name` required; `phone` (normalized: `+` optional,
+        then 7 to 15 digits), `vehicleType` and `isActive` (default true) optional. Tracking shows
+        recipients only the driver's first name.
+
+        Called by an organization admin with a bearer token.
+
+        Errors: 400 `name is required`, a phone that is not a phone number; 401 `Invalid or
+        missing token`; 404 `Organization not found`."""
         organization = self.get_organization()
         serializer = valid_serializer(DriverInput, request.data)
         driver = services.driver_create(
@@ -133,15 +214,37 @@ class DriversApi(ManagementApiView):
 
 
 class DriverDetailApi(ManagementApiView):
-    @extend_schema(responses={200: DriverOutput, **errors(401, 404)})
+    @extend_schema(
+        summary="Read a driver",
+        responses={200: DriverOutput, **errors(401, 404)},
+        examples=examples.DRIVER_SHOWN,
+    )
     def get(self, request, org_id, driver_id):
+        """One driver of the organization.
+
+        Called by an organization admin with a bearer token.
+
+        Errors: 401 `Invalid or missing token`; 404 `Organization not found`, `Driver not found`
+        (also for another organization's driver)."""
         driver = selectors.driver_get(
             organization_id=self.get_organization().id, driver_id=driver_id
         )
         return Response(DriverOutput(driver).data)
 
-    @extend_schema(request=DriverInput, responses={200: DriverOutput, **errors(400, 401, 404)})
+    @extend_schema(
+        summary="Change a driver",
+        request=DriverInput,
+        responses={200: DriverOutput, **errors(400, 401, 404)},
+        examples=examples.DRIVER_UPDATE,
+    )
     def patch(self, request, org_id, driver_id):
+        """Changes any of name, phone, vehicleType and isActive (an inactive driver cannot
+        be assigned new orders); fields left out keep their value.
+
+        Called by an organization admin with a bearer token.
+
+        Errors: 400 a blank name or a phone that is not a phone number; 401 `Invalid or missing
+        token`; 404 `Organization not found`, `Driver not found`."""
         driver = selectors.driver_get(
             organization_id=self.get_organization().id, driver_id=driver_id
         )

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from delivery.schema import errors
 from delivery.throttling import ClientAddressThrottle
 from tenants.api_bases import PublicApiView
+from tracking import openapi_examples as examples
 from tracking import selectors
 from tracking.serializers import TrackingOutput
 
@@ -22,9 +23,20 @@ class TrackingApi(PublicApiView):
     @extend_schema(
         tags=["tracking"],
         operation_id="track_order",
+        summary="Track an order (public)",
         responses={200: TrackingOutput, **errors(404, 429)},
+        examples=examples.TRACKING,
     )
     def get(self, request, token):
+        """Where an order stands, for its recipient: status, delivery window, the driver's first
+        name once assigned, and every status change oldest first. Nothing private (no recipient,
+        phone, address or coordinates). The answer is not cached (`Cache-Control: no-store`); the
+        page `GET /track/<token>` shows the same in HTML.
+
+        Called by the recipient's browser or app with the tracking token of the order; no
+        credentials (`TRACKING_RATE_LIMIT` per client address, default 120 a minute).
+
+        Errors: 404 `Order not found` (unknown token); 429 `Too many requests`."""
         order = selectors.tracking_order_get(tracking_token=token)
         response = Response(TrackingOutput(order).data)
         # The answer changes with every status change and is no one else's business.

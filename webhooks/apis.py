@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from delivery.schema import ErrorBody, errors
 from tenants import selectors as tenant_selectors
 from tenants.api_bases import ManagementApiView
+from webhooks import openapi_examples as examples
 from webhooks import probes, selectors, services
 from webhooks.serializers import (
     DeliveryListInput,
@@ -19,14 +20,24 @@ from webhooks.serializers import (
 
 class DeliveriesApi(ManagementApiView):
     @extend_schema(
+        summary="List webhook deliveries",
         parameters=[
             OpenApiParameter("status", str, enum=["pending", "delivered", "failed"]),
             OpenApiParameter("page", int, description="From 1 (default 1)"),
             OpenApiParameter("pageSize", int, description="1 to 100 (default 50)"),
         ],
         responses={200: DeliveryPageOutput, **errors(400, 401, 404)},
+        examples=examples.DELIVERY_LIST,
     )
     def get(self, request, org_id):
+        """The organization's webhook deliveries, newest first, one page at a time, optionally only
+        those `pending`, `delivered` or `failed`: for each, the event, the URL, how many attempts
+        were made, the last status code or error and when the next attempt is due.
+
+        Called by an organization admin with a bearer token.
+
+        Errors: 400 an unknown status, a page or pageSize out of range; 401 `Invalid or missing
+        token`; 404 `Organization not found`."""
         organization = self.get_organization()
         serializer = DeliveryListInput(data=request.query_params)
         serializer.is_valid(raise_exception=True)
@@ -41,8 +52,21 @@ class DeliveriesApi(ManagementApiView):
 
 
 class DeliveryRedeliverApi(ManagementApiView):
-    @extend_schema(request=None, responses={202: DeliveryOutput, **errors(401, 404)})
+    @extend_schema(
+        summary="Redeliver a webhook delivery",
+        request=None,
+        responses={202: DeliveryOutput, **errors(401, 404)},
+        examples=examples.DELIVERY_REDELIVER,
+    )
     def post(self, request, org_id, delivery_id):
+        """Starts a new round of attempts for one delivery at once, on the full retry schedule, to
+        the key's current webhookUrl (so a corrected URL is used), whatever its status; answers 202
+        with the delivery, now `pending`. Takes no body.
+
+        Called by an organization admin with a bearer token.
+
+        Errors: 401 `Invalid or missing token`; 404 `Organization not found`, `Delivery not
+        found`."""
         delivery = selectors.delivery_get(
             organization_id=self.get_organization().id, delivery_id=delivery_id
         )
@@ -52,7 +76,9 @@ class DeliveryRedeliverApi(ManagementApiView):
 
 class ApiKeyTestWebhookApi(ManagementApiView):
     @extend_schema(
+        summary="Send a test event to an API key's webhook URL",
         request=None,
+        examples=examples.TEST_WEBHOOK,
         responses={
             200: TestWebhookOutput,
             **errors(401, 404, 409),
@@ -61,8 +87,13 @@ class ApiKeyTestWebhookApi(ManagementApiView):
     )
     def post(self, request, org_id, key_id):
         """Sends a signed `webhook.test` event to the key's webhookUrl at once (one attempt,
-        recorded as a delivery) and answers how it went: `delivered` is true for a 2xx. 400 `API key
-        has no webhook URL`; 409 `API key is revoked`."""
+        recorded as a delivery) and answers how it went: `delivered` is true for a 2xx. Takes no
+        body.
+
+        Called by an organization admin with a bearer token, to check a receiver before going live.
+
+        Errors: 400 `API key has no webhook URL`; 401 `Invalid or missing token`; 404 `Organization
+        not found`, `API key not found`; 409 `API key is revoked`."""
         api_key = tenant_selectors.api_key_get(
             organization_id=self.get_organization().id, key_id=key_id
         )
@@ -71,13 +102,24 @@ class ApiKeyTestWebhookApi(ManagementApiView):
 
 
 class DeliveriesRecoverApi(ManagementApiView):
-    @extend_schema(request=RecoverInput, responses={202: RecoverOutput, **errors(400, 401, 404)})
+    @extend_schema(
+        summary="Redeliver every delivery that failed in a time range",
+        request=RecoverInput,
+        responses={202: RecoverOutput, **errors(400, 401, 404)},
+        examples=examples.DELIVERIES_RECOVER,
+    )
     def post(self, request, org_id):
         """Queues again every delivery of the organization that ended `failed` (its last attempt) in
         [since, until) — of one key with `keyId` — oldest event first, each once; a new round of
         attempts to the key's current webhookUrl. `since` is required; `until` (default now) must be
-        after it; date-times are ISO 8601 (UTC without an offset). An unknown keyId: 404 `API key
-        not found`."""
+        after it; date-times are ISO 8601 (UTC without an offset). Answers 202 with how many
+        deliveries were queued.
+
+        Called by an organization admin with a bearer token, typically after a receiver's outage.
+
+        Errors: 400 `since is required`, `until must be after since`, a date-time that is not ISO
+        8601; 401 `Invalid or missing token`; 404 `Organization not found`, `API key not found` (a
+        keyId not of the organization)."""
         organization = self.get_organization()
         serializer = RecoverInput(data=request.data)
         serializer.is_valid(raise_exception=True)
