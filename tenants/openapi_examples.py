@@ -63,7 +63,7 @@ AUTH_TOKEN_CREATE = [
     answer_example(
         200,
         {
-            "token": "3q2yVd0LkP4mN8sR1tY6wB3cF9hJ5gAe_hxT1h2xxl",
+            "token": "3q2yVd0LkP4mN8sR1tY6wB3cF9hJ5gAe_hxT1h2xxlQ",
             "expiresAt": "2026-03-02T21:15:00Z",
             "user": ADMIN,
             "organizations": [{**ORGANIZATION, "orgRole": "admin"}],
