@@ -42,9 +42,14 @@ class ManagedOrdersApi(ManagementApiView):
         (`items`, `page`, `pageSize`, `total`), filtered by `status`, delivery `date` (the zone's
         calendar) and `zoneId`. An operations dashboard calls it to follow the day's work.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        400 naming each invalid filter (`status must be one of: ...`, `zoneId must be a UUID`, a
-        `pageSize` outside 1 to 100); 404 `Organization not found`."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 naming each invalid filter (`status must be one of: ...`, `zoneId must be a UUID`, a
+          `pageSize` outside 1 to 100)
+
+        - 404 `Organization not found`"""
         organization = self.get_organization()
         serializer = valid_serializer(OrderListQuery, request.query_params)
         params = serializer.validated_data
@@ -70,9 +75,12 @@ class ManagedOrderDetailApi(ManagementApiView):
         recipient, package, zone, window, driver) and its `statusHistory`, oldest first, each
         change with who made it and why.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        404 `Organization not found`, 404 `Order not found` (unknown, malformed or another
-        organization's id)."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 404 `Organization not found`, 404 `Order not found` (unknown, malformed or another
+          organization's id)"""
         order = selectors.order_get_with_history(
             organization_id=self.get_organization().id, order_id=order_id
         )
@@ -93,11 +101,17 @@ class ManagedOrderTransitionApi(ManagementApiView):
         `order.<status>` webhook and shows on the tracking page; cancelled and failed orders free
         their window or slot. Answers the order with its history.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        400 `status required`, `driverId is required for status assigned`, `driverId must name an
-        active driver`; 404 `Organization not found`, `Order not found`, `Driver not found`; 409
-        `Order <ref> cannot be <verb> in status <status>` for a move the status machine does not
-        allow."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 `status required`, `driverId is required for status assigned`, `driverId must name an
+          active driver`
+
+        - 404 `Organization not found`, `Order not found`, `Driver not found`
+
+        - 409 `Order <ref> cannot be <verb> in status <status>` for a move the status machine does
+          not allow"""
         organization = self.get_organization()
         serializer = valid_serializer(OrderTransitionInput, request.data)
         data = serializer.validated_data
@@ -135,11 +149,19 @@ class ManagedOrderSimulateApi(ManagementApiView):
         webhooks and tracking changes as a real fleet. An integrator calls it before going live to
         see every webhook and the tracking page change.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        400 `outcome is required`, a `stepSeconds` outside 1 to 300; 404 `Organization not found`,
-        `Order not found`; 409 `Order <ref> was not created with a test key`; 409 with the status
-        machine's message for a terminal order; 503 when the task queue cannot take the first
-        step."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 `outcome is required`, a `stepSeconds` outside 1 to 300
+
+        - 404 `Organization not found`, `Order not found`
+
+        - 409 `Order <ref> was not created with a test key`
+
+        - 409 with the status machine's message for a terminal order
+
+        - 503 when the task queue cannot take the first step"""
         organization = self.get_organization()
         serializer = valid_serializer(OrderSimulationInput, request.data)
         data = serializer.validated_data

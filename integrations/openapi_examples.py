@@ -5,7 +5,13 @@ the demo's Berlin Mitte zone, and the same partner order as the management API s
 Each answer is built from the request it answers, so that the examples agree with each other."""
 
 from slots.openapi_examples import OTHER_TEMPLATE_ID, SLOT_DATE, TEMPLATE_ID
-from zones.openapi_examples import ADDRESS, ZONE_ID, ZONE_NAME, answer, request
+from zones.openapi_examples import (
+    ADDRESS,
+    ZONE_ID,
+    ZONE_NAME,
+    answer_example,
+    request_example,
+)
 
 PARTNER_ORDER_ID = "27e017a1-4ef7-4e9d-8967-2e25d91ac27c"
 ERP_ORDER_ID = "e62d8fb4-76e4-4769-a925-ddf9ec3bef13"
@@ -30,10 +36,12 @@ _RECIPIENT = {
     "recipientPhone": "+4915112345678",
 }
 _CANCEL = {"reason": "Customer cancelled the purchase"}
+#: the organization's driver and admin, and the name of its partner_a key, as the management API's
+#: driver, login and API key examples show them
 DRIVER = {
-    "id": "8d3c1f0e-2b6a-4e1f-9c57-3a9e2d4b6c18",
-    "name": "Jonas Becker",
-    "phone": "+4915798765432",
+    "id": "1fe1c9c4-f693-484c-a8c9-473a2cc2204d",
+    "name": "Marta Nowak",
+    "phone": "+48601234567",
 }
 
 # ----- partner family -----
@@ -78,21 +86,27 @@ PARTNER_ORDER = {
     "currentMappingStatus": "created",
 }
 
-PARTNER_ORDER_CREATE = [request(PARTNER_ORDER_INPUT), answer(PARTNER_ORDER_CREATED, 201)]
-PARTNER_ORDER_READ = [answer(PARTNER_ORDER)]
+PARTNER_ORDER_CREATE = [
+    request_example(PARTNER_ORDER_INPUT),
+    answer_example(201, PARTNER_ORDER_CREATED),
+]
+PARTNER_ORDER_READ = [answer_example(200, PARTNER_ORDER)]
 PARTNER_ORDER_RELEASE = [
-    answer(
+    answer_example(
+        200,
         {
             **_PARTNER_IDS,
             "status": "dispatching",
             "currentMappingStatus": "released",
             "releasedAt": CHANGED_AT,
-        }
+        },
     )
 ]
 PARTNER_ORDER_CANCEL = [
-    request(_CANCEL),
-    answer({**PARTNER_ORDER, "status": "cancelled", "currentMappingStatus": "cancelled"}),
+    request_example(_CANCEL),
+    answer_example(
+        200, {**PARTNER_ORDER, "status": "cancelled", "currentMappingStatus": "cancelled"}
+    ),
 ]
 
 
@@ -116,7 +130,7 @@ _ZONE_WINDOWS = {
         _window("16:00", "20:00", 0),
     ],
 }
-DELIVERY_WINDOWS = [answer(_ZONE_WINDOWS, name="By zone")]
+DELIVERY_WINDOWS = [answer_example(200, _ZONE_WINDOWS, name="By zone")]
 
 # ----- ERP family -----
 
@@ -137,16 +151,24 @@ _ERP_MOVE = {**_ERP_SLOT, "deliverySlotTemplateId": OTHER_TEMPLATE_ID}
 HOLD_ID = "f1c38903-bdeb-4210-94a6-8688df8a8f8e"
 
 ERP_ORDER_CREATE = [
-    request(ERP_ORDER_INPUT),
-    request({**ERP_ORDER_INPUT, "holdId": HOLD_ID}, name="Booking a slot hold"),
-    answer(ERP_ORDER, 201),
+    request_example(ERP_ORDER_INPUT),
+    request_example({**ERP_ORDER_INPUT, "holdId": HOLD_ID}, name="Booking a slot hold"),
+    answer_example(201, ERP_ORDER),
 ]
-ERP_ORDER_READ = [answer(ERP_ORDER)]
-ERP_ORDER_SLOT = [request(_ERP_MOVE), answer({"id": ERP_ORDER_ID, **_ERP_MOVE, **_AFTERNOON})]
-ERP_ORDER_CANCEL = [request(_CANCEL), answer({**ERP_ORDER, "status": "cancelled"})]
+ERP_ORDER_READ = [answer_example(200, ERP_ORDER)]
+ERP_ORDER_SLOT = [
+    request_example(_ERP_MOVE),
+    answer_example(200, {"id": ERP_ORDER_ID, **_ERP_MOVE, **_AFTERNOON}),
+]
+ERP_ORDER_CANCEL = [
+    request_example(_CANCEL),
+    answer_example(200, {**ERP_ORDER, "status": "cancelled"}),
+]
 SLOT_HOLD = [
-    request({**_ERP_SLOT, "dropoffLat": 52.5163, "dropoffLng": 13.3807, "ttlSeconds": 600}),
-    answer({"holdId": HOLD_ID, "expiresAt": "2026-11-26T07:06:08.101012Z", **_MORNING}, 201),
+    request_example({**_ERP_SLOT, "dropoffLat": 52.5163, "dropoffLng": 13.3807, "ttlSeconds": 600}),
+    answer_example(
+        201, {"holdId": HOLD_ID, "expiresAt": "2026-11-26T07:06:08.101012Z", **_MORNING}
+    ),
 ]
 
 # ----- management API -----
@@ -179,16 +201,19 @@ _CREATED_EVENT = {
     "fromStatus": None,
     "toStatus": "pending",
     "at": CREATED_AT,
-    "actor": "api-key Shop integration (partner_a)",
+    "actor": "api-key Partner A production (partner_a)",
     "reason": "",
 }
 _TRANSITION = {"status": "assigned", "driverId": DRIVER["id"], "reason": "Morning tour"}
 
-ORDER_LIST = [answer({"items": [_MANAGED_ORDER], "page": 1, "pageSize": 50, "total": 1})]
-ORDER_READ = [answer({**_MANAGED_ORDER, "statusHistory": [_CREATED_EVENT]})]
+ORDER_LIST = [
+    answer_example(200, {"items": [_MANAGED_ORDER], "page": 1, "pageSize": 50, "total": 1})
+]
+ORDER_READ = [answer_example(200, {**_MANAGED_ORDER, "statusHistory": [_CREATED_EVENT]})]
 ORDER_TRANSITION = [
-    request(_TRANSITION),
-    answer(
+    request_example(_TRANSITION),
+    answer_example(
+        200,
         {
             **_MANAGED_ORDER,
             "status": "assigned",
@@ -201,16 +226,17 @@ ORDER_TRANSITION = [
                     "fromStatus": "pending",
                     "toStatus": "assigned",
                     "at": CHANGED_AT,
-                    "actor": "admin@demo.example",
+                    "actor": "dana@acme.example",
                     "reason": _TRANSITION["reason"],
                 },
             ],
-        }
+        },
     ),
 ]
 ORDER_SIMULATION = [
-    request({"outcome": "delivered", "stepSeconds": 5}),
-    answer(
+    request_example({"outcome": "delivered", "stepSeconds": 5}),
+    answer_example(
+        202,
         {
             "orderId": PARTNER_ORDER_ID,
             **_PARTNER_REF,
@@ -220,6 +246,5 @@ ORDER_SIMULATION = [
             "steps": ["assigned", "picked_up", "in_transit", "delivered"],
             "driverId": DRIVER["id"],
         },
-        202,
     ),
 ]

@@ -74,9 +74,14 @@ class BulkAvailabilityApi(ApiKeyApiView):
         delivery slots.
 
         Any active `X-API-Key` of the organization, whatever its platform (401 `Missing X-API-Key
-        header` or `Invalid API key`). Errors: 400 `Either (lat, lng) or zoneId must be provided`,
-        `zoneId must be a UUID`, `startDate must be before endDate`, `Date range must not exceed
-        31 days`; 404 `Zone not found`, or `No active zones found for the given coordinates`."""
+        header` or `Invalid API key`).
+
+        Errors:
+
+        - 400 `Either (lat, lng) or zoneId must be provided`, `zoneId must be a UUID`, `startDate
+          must be before endDate`, `Date range must not exceed 31 days`
+
+        - 404 `Zone not found`, or `No active zones found for the given coordinates`"""
         serializer = valid_serializer(BulkAvailabilityQueryInput, request.query_params)
         query = serializer.validated_data
         availability = _availability(request, query.zone, query.start_date, query.end_date)
@@ -104,9 +109,14 @@ class DayAvailabilityApi(ApiKeyApiView):
         enabled slot zone containing `lat`/`lng`.
 
         Any active `X-API-Key` of the organization, whatever its platform (401 `Missing X-API-Key
-        header` or `Invalid API key`). Errors: 400 `date query parameter is required (format:
-        YYYY-MM-DD)`, `Either (lat, lng) or zoneId must be provided`, `zoneId must be a UUID`; 404
-        `Zone not found`, or `No active zones found for the given coordinates`."""
+        header` or `Invalid API key`).
+
+        Errors:
+
+        - 400 `date query parameter is required (format: YYYY-MM-DD)`, `Either (lat, lng) or zoneId
+          must be provided`, `zoneId must be a UUID`
+
+        - 404 `Zone not found`, or `No active zones found for the given coordinates`"""
         serializer = valid_serializer(DayAvailabilityQueryInput, request.query_params)
         query = serializer.validated_data
         availability = _availability(request, query.zone, query.date, query.date)
@@ -150,9 +160,14 @@ class SlotPolicyApi(ManagementApiView):
         """Replaces the fields given and keeps the others; answers the whole policy. Existing
         templates keep their values: the policy is what new templates and the seed start from.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        400 naming each invalid field (an unknown time zone, a duration outside 1 to 1440
-        minutes, an empty `defaultVehicleCapacity`); 404 `Organization not found`."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 naming each invalid field (an unknown time zone, a duration outside 1 to 1440 minutes,
+          an empty `defaultVehicleCapacity`)
+
+        - 404 `Organization not found`"""
         organization = self.get_organization()
         serializer = valid_serializer(SlotPolicyInput, request.data)
         policy = services.slot_policy_update(
@@ -177,8 +192,13 @@ class SlotTemplatesApi(ManagementApiView):
         use), of every zone or of `zoneId` only, each with its derived `capacity` and the cutoff
         rule it uses.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        400 `zoneId must be a UUID`; 404 `Organization not found`."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 `zoneId must be a UUID`
+
+        - 404 `Organization not found`"""
         organization = self.get_organization()
         zone_id = request.query_params.get("zoneId") or None
         if zone_id is not None and parse_uuid(zone_id) is None:
@@ -199,12 +219,17 @@ class SlotTemplatesApi(ManagementApiView):
         the day before); `vehicleCapacity`, whose sum of `count x maxOrdersPerVehicle` is the
         slot's capacity. Emits `erp.slots.updated`.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        400 listing every problem (`zoneId is required`, `Provide either cutoffMinutes or
-        cutoffDayBeforeAt, not both`, `endTime must be after startTime`, `zoneId: slot templates
-        can only be assigned to zones of purpose slot or both`); 404 `Organization not found`,
-        `Zone not found`; 409 `A slot template of this zone already starts at <HH:MM> on day
-        <n>`."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 listing every problem (`zoneId is required`, `Provide either cutoffMinutes or
+          cutoffDayBeforeAt, not both`, `endTime must be after startTime`, `zoneId: slot templates
+          can only be assigned to zones of purpose slot or both`)
+
+        - 404 `Organization not found`, `Zone not found`
+
+        - 409 `A slot template of this zone already starts at <HH:MM> on day <n>`"""
         organization = self.get_organization()
         serializer = valid_serializer(SlotTemplateInput, request.data)
         template = services.slot_template_create(
@@ -229,9 +254,12 @@ class SlotTemplateDetailApi(ManagementApiView):
     def get(self, request, org_id, template_id):
         """One slot template of the organization, as listed.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        404 `Organization not found`, 404 `Slot not found` (unknown, deleted or another
-        organization's template)."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 404 `Organization not found`, 404 `Slot not found` (unknown, deleted or another
+          organization's template)"""
         return Response(SlotTemplateOutput(self._template(template_id)).data)
 
     @extend_schema(
@@ -244,10 +272,15 @@ class SlotTemplateDetailApi(ManagementApiView):
         """Changes the fields given and keeps the others; giving one cutoff rule replaces the
         other. Orders already booked keep their slot. Emits `erp.slots.updated`.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        400 naming each invalid field, as on create; 404 `Organization not found`, `Slot not
-        found`, `Zone not found`; 409 when another template of the zone starts at the same time
-        on the same day."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 naming each invalid field, as on create
+
+        - 404 `Organization not found`, `Slot not found`, `Zone not found`
+
+        - 409 when another template of the zone starts at the same time on the same day"""
         template = self._template(template_id)
         serializer = valid_serializer(SlotTemplateInput, request.data, partial=True)
         arguments = serializer.service_arguments()
@@ -263,8 +296,11 @@ class SlotTemplateDetailApi(ManagementApiView):
         """Takes the template out of use: it offers no more slots, and orders booked on it keep
         theirs. Answers 204 with no body. Emits `erp.slots.updated`.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        404 `Organization not found`, `Slot not found`."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 404 `Organization not found`, `Slot not found`"""
         services.slot_template_delete(template=self._template(template_id))
         return Response(status=204)
 
@@ -283,9 +319,13 @@ class SlotTemplatesSeedApi(ManagementApiView):
         skipped; the answer lists the templates created (an empty list when there were none to
         create). Emits `erp.slots.updated`.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        400 `firstStart must be before lastEnd` and each invalid field; 404 `Organization not
-        found`, `Zone not found`."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 `firstStart must be before lastEnd` and each invalid field
+
+        - 404 `Organization not found`, `Zone not found`"""
         organization = self.get_organization()
         serializer = valid_serializer(SlotTemplateSeedInput, request.data)
         data = serializer.validated_data

@@ -2,7 +2,14 @@
 and windows", "Management API"): the demo's Berlin Mitte zone with the policy's default templates
 (four-hour slots, a van for ten orders, booking closing two hours before the start)."""
 
-from zones.openapi_examples import CREATED_AT, UPDATED_AT, ZONE_ID, ZONE_NAME, answer, request
+from zones.openapi_examples import (
+    CREATED_AT,
+    UPDATED_AT,
+    ZONE_ID,
+    ZONE_NAME,
+    answer_example,
+    request_example,
+)
 
 VEHICLE_CAPACITY = [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 10}]
 #: the Monday 08:00-12:00 and 12:00-16:00 templates of Berlin Mitte
@@ -18,8 +25,8 @@ POLICY = {
     "defaultVehicleCapacity": VEHICLE_CAPACITY,
     "defaultPickupAddress": "Alexanderplatz 1, 10178 Berlin",
 }
-POLICY_READ = [answer(POLICY)]
-POLICY_UPDATE = [request(POLICY), answer(POLICY)]
+POLICY_READ = [answer_example(200, POLICY)]
+POLICY_UPDATE = [request_example(POLICY), answer_example(200, POLICY)]
 
 TEMPLATE_INPUT = {
     "zoneId": ZONE_ID,
@@ -50,13 +57,15 @@ TEMPLATE_PATCHED = {
 _AFTERNOON = {**TEMPLATE, "id": OTHER_TEMPLATE_ID, "startTime": "12:00", "endTime": "16:00"}
 _TUESDAY = {**TEMPLATE, "id": "3f0e9a51-6c2d-4b7e-9a80-1d5c2e7b4f63", "dayOfWeek": 2}
 
-TEMPLATE_LIST = [answer(TEMPLATE)]
-TEMPLATE_CREATE = [request(TEMPLATE_INPUT), answer(TEMPLATE, 201)]
-TEMPLATE_READ = [answer(TEMPLATE)]
-TEMPLATE_UPDATE = [request(TEMPLATE_PATCH), answer(TEMPLATE_PATCHED)]
+TEMPLATE_LIST = [answer_example(200, TEMPLATE)]
+TEMPLATE_CREATE = [request_example(TEMPLATE_INPUT), answer_example(201, TEMPLATE)]
+TEMPLATE_READ = [answer_example(200, TEMPLATE)]
+TEMPLATE_UPDATE = [request_example(TEMPLATE_PATCH), answer_example(200, TEMPLATE_PATCHED)]
 TEMPLATE_SEED = [
-    request({"zoneIds": [ZONE_ID], "daysOfWeek": [1], "firstStart": "08:00", "lastEnd": "16:00"}),
-    answer(TEMPLATE, 201),
+    request_example(
+        {"zoneIds": [ZONE_ID], "daysOfWeek": [1], "firstStart": "08:00", "lastEnd": "16:00"}
+    ),
+    answer_example(201, TEMPLATE),
 ]
 
 
@@ -91,9 +100,10 @@ _MONDAY = [
 ]
 _ZONE = {"polygonId": ZONE_ID, "polygonName": ZONE_NAME}
 
-DAY_AVAILABILITY = [answer({**_ZONE, "date": SLOT_DATE, "slots": _MONDAY})]
+DAY_AVAILABILITY = [answer_example(200, {**_ZONE, "date": SLOT_DATE, "slots": _MONDAY})]
 BULK_AVAILABILITY = [
-    answer(
+    answer_example(
+        200,
         {
             **_ZONE,
             "dates": [
@@ -103,6 +113,6 @@ BULK_AVAILABILITY = [
                     "slots": [_slot(_TUESDAY, "2026-12-01", booked=0, cutoff_at="05:00")],
                 },
             ],
-        }
+        },
     )
 ]

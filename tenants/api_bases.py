@@ -57,9 +57,10 @@ class IntegrationSchema(AutoSchema):
             "(401 `Missing X-API-Key header` or `Invalid API key`); another platform's key: 403 "
             f"`API key does not match {integration} integration`."
         )
-        operation["description"] = "\n\n".join(
-            text for text in (operation.get("description"), caller) if text
-        )
+        # Who calls it goes before the operation's own list of errors, when it has one.
+        paragraphs = [text for text in operation.get("description", "").split("\n\n") if text]
+        at = paragraphs.index("Errors:") if "Errors:" in paragraphs else len(paragraphs)
+        operation["description"] = "\n\n".join([*paragraphs[:at], caller, *paragraphs[at:]])
         return operation
 
 

@@ -46,9 +46,16 @@ class ResolveZoneApi(ApiKeyApiView):
         delivery before an order exists.
 
         Any active `X-API-Key` of the organization, whatever its platform (401 `Missing X-API-Key
-        header` or `Invalid API key`). Errors: 400 `address is required`; 404 `No delivery zone
-        found for the given address` (nothing within 5 km, or not geocodable); 503 when the
-        geocoder does not answer (`Geocoding service unavailable`)."""
+        header` or `Invalid API key`).
+
+        Errors:
+
+        - 400 `address is required`
+
+        - 404 `No delivery zone found for the given address` (nothing within 5 km, or not
+          geocodable)
+
+        - 503 when the geocoder does not answer (`Geocoding service unavailable`)"""
         serializer = valid_serializer(ResolveZoneInput, request.data)
         resolved = selectors.zone_resolve(
             organization_id=request.auth.organization_id,
@@ -124,12 +131,15 @@ class ZonesExportApi(IntegrationApiView):
         examples=examples.ZONES_EXPORT,
     )
     def get(self, request):
-        """Every zone of purpose `dispatch` or `both` that partner orders can be placed in, with
-        its polygon as a closed ring of `{lat, lng}`; disabled ones with `isActive: false`
-        (contract: Orders). `format=csv` answers the same as a CSV attachment (header
+        """Every zone of purpose `dispatch` or `both` that partner orders can be placed in, with its
+        polygon as a closed ring of `{lat, lng}`; disabled ones with `isActive: false` (contract:
+        Orders). `format=csv` answers the same as a CSV attachment (header
         `name,slug,isActive,polygon,metadata`, polygon and metadata as quoted JSON). A partner
-        platform calls it to draw or cache the areas it can send orders to. Errors: 400 `format must
-        be json or csv`."""
+        platform calls it to draw or cache the areas it can send orders to.
+
+        Errors:
+
+        - 400 `format must be json or csv`"""
         export_format = request.query_params.get("format", "json")
         if export_format not in ("json", "csv"):
             raise ExportFormatInvalid()
@@ -183,10 +193,13 @@ class ZonesApi(ManagementApiView):
         policy's, `windowCapacity` to 20. Emits `erp.polygon.updated`.
 
         For an organization admin with a bearer token (401 `Invalid or missing token`; another
-        organization: 404 `Organization not found`). Errors: 400 listing every problem of the
-        body (`name is required`, `geodata is required`, an invalid polygon, an unknown time
-        zone, a `purpose` not among the three, `name <name> is already taken`, `slug <slug> is
-        already taken`)."""
+        organization: 404 `Organization not found`).
+
+        Errors:
+
+        - 400 listing every problem of the body (`name is required`, `geodata is required`, an
+          invalid polygon, an unknown time zone, a `purpose` not among the three, `name <name> is
+          already taken`, `slug <slug> is already taken`)"""
         organization = self.get_organization()
         serializer = valid_serializer(ZoneInput, request.data)
         zone = services.zone_create(
@@ -207,9 +220,12 @@ class ZoneDetailApi(ManagementApiView):
     def get(self, request, org_id, zone_id):
         """One zone of the organization, as listed.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        404 `Organization not found`, 404 `Zone not found` (unknown, malformed or another
-        organization's id)."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 404 `Organization not found`, 404 `Zone not found` (unknown, malformed or another
+          organization's id)"""
         return Response(ZoneOutput(self._zone(zone_id)).data)
 
     @extend_schema(
@@ -223,10 +239,15 @@ class ZoneDetailApi(ManagementApiView):
         zone (`enabled: false`) makes its slots unbookable; orders already placed keep their
         zone. Emits `erp.polygon.updated`.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        400 naming each invalid field, as on create; 404 `Organization not found`, 404 `Zone not
-        found`; 409 `Zone <name> has slot templates; delete them before making it a dispatch
-        zone`."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 naming each invalid field, as on create
+
+        - 404 `Organization not found`, 404 `Zone not found`
+
+        - 409 `Zone <name> has slot templates; delete them before making it a dispatch zone`"""
         zone = self._zone(zone_id)
         serializer = valid_serializer(ZoneInput, request.data, partial=True)
         zone = services.zone_update(zone=zone, **serializer.service_arguments())
@@ -236,9 +257,14 @@ class ZoneDetailApi(ManagementApiView):
     def delete(self, request, org_id, zone_id):
         """Deletes the zone; answers 204 with no body. Emits `erp.polygon.updated`.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        404 `Organization not found`, 404 `Zone not found`; 409 `Zone <name> is in use and cannot
-        be deleted; disable it instead` while orders or slot templates refer to it."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 404 `Organization not found`, 404 `Zone not found`
+
+        - 409 `Zone <name> is in use and cannot be deleted; disable it instead` while orders or slot
+          templates refer to it"""
         services.zone_delete(zone=self._zone(zone_id))
         return Response(status=204)
 
@@ -255,8 +281,11 @@ class ZoneBlackoutsApi(ManagementApiView):
     def get(self, request, org_id, zone_id):
         """The zone's blackout dates (days without deliveries), ascending, with their reasons.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        404 `Organization not found`, 404 `Zone not found`."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 404 `Organization not found`, 404 `Zone not found`"""
         blackouts = selectors.zone_blackout_list(zone=self._zone(zone_id))
         return Response(ZoneBlackoutOutput(blackouts, many=True).data)
 
@@ -272,9 +301,15 @@ class ZoneBlackoutsApi(ManagementApiView):
         partner orders for it are refused with 400 `Zone <name> takes no deliveries on <date>`;
         orders booked before keep their place.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        400 `date is required`, `reason is required`; 404 `Organization not found`, `Zone not
-        found`; 409 `This zone already has a blackout on <date>`."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 `date is required`, `reason is required`
+
+        - 404 `Organization not found`, `Zone not found`
+
+        - 409 `This zone already has a blackout on <date>`"""
         zone = self._zone(zone_id)
         serializer = valid_serializer(ZoneBlackoutInput, request.data)
         blackout = services.zone_blackout_create(
@@ -291,8 +326,11 @@ class ZoneBlackoutDetailApi(ManagementApiView):
         """Removes the blackout: the zone takes deliveries on that date again. Answers 204 with no
         body.
 
-        For an organization admin with a bearer token (401 `Invalid or missing token`). Errors:
-        404 `Organization not found`, `Zone not found`, `Blackout not found`."""
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 404 `Organization not found`, `Zone not found`, `Blackout not found`"""
         zone = selectors.zone_get(organization_id=self.get_organization().id, zone_id=zone_id)
         services.zone_blackout_delete(
             blackout=selectors.zone_blackout_get(zone=zone, blackout_id=blackout_id)

@@ -73,7 +73,9 @@ class ErpOrderDetailApi(ErpApiView):
         """The ERP order by its `externalRef`: status, booked slot and window (zone time), zone,
         tracking token and page, and `createdAt` (contract: Orders).
 
-        Errors: 404 `Order not found` (unknown, or another organization's reference)."""
+        Errors:
+
+        - 404 `Order not found` (unknown, or another organization's reference)"""
         return Response(ErpOrderOutput(self.get_order(external_ref)).data)
 
 
@@ -109,8 +111,14 @@ class ErpOrderCancelApi(ErpApiView):
         (no body, or `null`, is no reason), and frees its place in the slot; emits
         erp.slots.updated. Answers the order as read.
 
-        Errors: 400 for a body that is not an object; 404 `Order not found`; 409 `Order <ref>
-        cannot be cancelled in status <status>` once it is picked up or finished."""
+        Errors:
+
+        - 400 for a body that is not an object
+
+        - 404 `Order not found`
+
+        - 409 `Order <ref> cannot be cancelled in status <status>` once it is picked up or
+          finished"""
         order = self.get_order(external_ref)
         serializer = valid_serializer(ErpCancelInput, optional_body(request.data))
         reason = serializer.validated_data.get("reason") or ""

@@ -66,13 +66,21 @@ class PartnerOrdersApi(IntegrationApiView):
         second order. An order whose window starts on a later day is held from dispatch until
         released.
 
-        Errors: 400 listing every problem of the body (`externalRef required`, `packageSize or
-        weightKg required`, `dropoffLat/dropoffLng required unless geocodeOnIngest is true`, ...),
-        400 `Could not geocode <field>`, `No delivery zone covers the dropoff location`, `No
-        delivery window at <start>`, `Delivery window is full`, `Zone <name> takes no deliveries
-        on <date>`; 404 `Zone <name> not found`; 409 `Order with externalRef <ref> already
-        exists`, `A request with this Idempotency-Key is in progress`; 422 `Idempotency-Key was
-        already used with a different request body`; 503 when the geocoder does not answer."""
+        Errors:
+
+        - 400 listing every problem of the body (`externalRef required`, `packageSize or weightKg
+          required`, `dropoffLat/dropoffLng required unless geocodeOnIngest is true`, ...), 400
+          `Could not geocode <field>`, `No delivery zone covers the dropoff location`, `No delivery
+          window at <start>`, `Delivery window is full`, `Zone <name> takes no deliveries on <date>`
+
+        - 404 `Zone <name> not found`
+
+        - 409 `Order with externalRef <ref> already exists`, `A request with this Idempotency-Key is
+          in progress`
+
+        - 422 `Idempotency-Key was already used with a different request body`
+
+        - 503 when the geocoder does not answer"""
         principal = request.auth
         key = _idempotency_key(request)
 
@@ -117,7 +125,9 @@ class PartnerOrderDetailApi(IntegrationApiView):
         driver (`null` until one is), the delivery window, and the tracking token and page
         (contract: Orders). Partners poll it, or follow the `order.*` webhooks instead.
 
-        Errors: 404 `Order not found` (unknown, or another organization's reference)."""
+        Errors:
+
+        - 404 `Order not found` (unknown, or another organization's reference)"""
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
@@ -137,8 +147,11 @@ class PartnerOrderReleaseApi(IntegrationApiView):
         of their delivery day). No body. An order already `dispatching` answers 200 again
         (contract: Orders).
 
-        Errors: 404 `Order not found`; 409 `Order <ref> cannot be released in status <status>`
-        for any other status."""
+        Errors:
+
+        - 404 `Order not found`
+
+        - 409 `Order <ref> cannot be released in status <status>` for any other status"""
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
@@ -158,9 +171,14 @@ class PartnerOrderCancelApi(IntegrationApiView):
         `reason` (no body, or `null`, is no reason); frees its place in the delivery window and
         sends `order.cancelled`. Answers the order as read (contract: Orders).
 
-        Errors: 400 for a body that is not an object or a `reason` over 500 characters; 404
-        `Order not found`; 409 `Order <ref> cannot be cancelled in status <status>` once it is
-        picked up or finished."""
+        Errors:
+
+        - 400 for a body that is not an object or a `reason` over 500 characters
+
+        - 404 `Order not found`
+
+        - 409 `Order <ref> cannot be cancelled in status <status>` once it is picked up or
+          finished"""
         serializer = valid_serializer(CancelInput, optional_body(request.data))
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
@@ -195,10 +213,14 @@ class DeliveryWindowsApi(IntegrationApiView):
         `available` (false at capacity). A partner calls it to pick `deliveryWindowStart` for a
         new order (contract: Orders).
 
-        Errors: 400 `date query parameter is required (format: YYYY-MM-DD)`, `zone or address
-        query parameter is required`, `Provide either zone or address, not both`; 404 `Zone
-        <name> not found`, `No delivery zone found for the given address`; 503 when the geocoder
-        does not answer."""
+        Errors:
+
+        - 400 `date query parameter is required (format: YYYY-MM-DD)`, `zone or address query
+          parameter is required`, `Provide either zone or address, not both`
+
+        - 404 `Zone <name> not found`, `No delivery zone found for the given address`
+
+        - 503 when the geocoder does not answer"""
         serializer = valid_serializer(DeliveryWindowsQuery, request.query_params)
         query = serializer.validated_data
         organization_id = request.auth.organization_id
