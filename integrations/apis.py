@@ -1,12 +1,12 @@
 """Management API of orders (contract "Management API", "Orders"): list, detail, status transition,
-and the
-lifecycle sandbox."""
+and the lifecycle sandbox."""
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from delivery.schema import errors
 from delivery.serializers import valid_serializer
+from integrations import openapi_examples as examples
 from integrations import selectors
 from integrations.models import OrderStatus
 from integrations.serializers import (
@@ -26,6 +26,7 @@ from tenants.api_bases import ManagementApiView
 class ManagedOrdersApi(ManagementApiView):
     @extend_schema(
         operation_id="manage_organizations_orders_list",
+        summary="List the organization's orders",
         parameters=[
             OpenApiParameter("status", str, enum=OrderStatus.values),
             OpenApiParameter("date", str, description="YYYY-MM-DD: delivery day, zone time"),
@@ -34,9 +35,21 @@ class ManagedOrdersApi(ManagementApiView):
             OpenApiParameter("pageSize", int, description="1 to 100 (default 50)"),
         ],
         responses={200: OrderPageOutput, **errors(400, 401, 404)},
+        examples=examples.ORDER_LIST,
     )
     def get(self, request, org_id):
-        """Newest first (ties broken by id); two queries whatever the page holds."""
+        """The orders of both families (partner and ERP), newest first, a page at a time
+        (`items`, `page`, `pageSize`, `total`), filtered by `status`, delivery `date` (the zone's
+        calendar) and `zoneId`. An operations dashboard calls it to follow the day's work.
+
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 naming each invalid filter (`status must be one of: ...`, `zoneId must be a UUID`, a
+          `pageSize` outside 1 to 100)
+
+        - 404 `Organization not found`"""
         organization = self.get_organization()
         serializer = valid_serializer(OrderListQuery, request.query_params)
         params = serializer.validated_data
@@ -52,8 +65,22 @@ class ManagedOrdersApi(ManagementApiView):
 
 
 class ManagedOrderDetailApi(ManagementApiView):
-    @extend_schema(responses={200: ManagedOrderDetailOutput, **errors(401, 404)})
+    @extend_schema(
+        summary="Read an order with its status history",
+        responses={200: ManagedOrderDetailOutput, **errors(401, 404)},
+        examples=examples.ORDER_READ,
+    )
     def get(self, request, org_id, order_id):
+        """One order of either family with every field the organization holds (addresses,
+        recipient, package, zone, window, driver) and its `statusHistory`, oldest first, each
+        change with who made it and why.
+
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 404 `Organization not found`, 404 `Order not found` (unknown, malformed or another
+          organization's id)"""
         order = selectors.order_get_with_history(
             organization_id=self.get_organization().id, order_id=order_id
         )
@@ -62,12 +89,29 @@ class ManagedOrderDetailApi(ManagementApiView):
 
 class ManagedOrderTransitionApi(ManagementApiView):
     @extend_schema(
+        summary="Move an order to another status",
         request=OrderTransitionInput,
         responses={200: ManagedOrderDetailOutput, **errors(400, 401, 404, 409)},
+        examples=examples.ORDER_TRANSITION,
     )
     def post(self, request, org_id, order_id):
-        """Moves the order by the status machine (contract: Orders); `driverId` is required for
-        `assigned`."""
+        """Moves the order by the status machine (contract: Orders): assigning a driver, pickup,
+        transit, delivery, failure or cancellation, as a dispatcher does by hand. `driverId` is
+        required for `assigned`; `reason` goes into the history. The change sends the partner's
+        `order.<status>` webhook and shows on the tracking page; cancelled and failed orders free
+        their window or slot. Answers the order with its history.
+
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 `status required`, `driverId is required for status assigned`, `driverId must name an
+          active driver`
+
+        - 404 `Organization not found`, `Order not found`, `Driver not found`
+
+        - 409 `Order <ref> cannot be <verb> in status <status>` for a move the status machine does
+          not allow"""
         organization = self.get_organization()
         serializer = valid_serializer(OrderTransitionInput, request.data)
         data = serializer.validated_data
@@ -90,18 +134,34 @@ class ManagedOrderTransitionApi(ManagementApiView):
 
 class ManagedOrderSimulateApi(ManagementApiView):
     @extend_schema(
+        summary="Simulate a test order's delivery",
         request=OrderSimulationInput,
         responses={
             202: OpenApiResponse(OrderSimulationOutput, description="Simulation scheduled"),
             **errors(400, 401, 404, 409, 415, 503),
         },
+        examples=examples.ORDER_SIMULATION,
     )
     def post(self, request, org_id, order_id):
         """Sandbox: moves an order created with a test key through assigned, picked_up, in_transit
         to `outcome` (delivered or failed), one status every `stepSeconds` (1 to 300, default 5; the
         first at once), with the organization's sandbox driver, through the status machine: the same
-        webhooks and tracking changes as a real fleet. 409 `Order <ref> was not created with a test
-        key`; 409 with the status machine's message for a terminal order."""
+        webhooks and tracking changes as a real fleet. An integrator calls it before going live to
+        see every webhook and the tracking page change.
+
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 `outcome is required`, a `stepSeconds` outside 1 to 300
+
+        - 404 `Organization not found`, `Order not found`
+
+        - 409 `Order <ref> was not created with a test key`
+
+        - 409 with the status machine's message for a terminal order
+
+        - 503 when the task queue cannot take the first step"""
         organization = self.get_organization()
         serializer = valid_serializer(OrderSimulationInput, request.data)
         data = serializer.validated_data

@@ -2,9 +2,11 @@
 
 from rest_framework.views import APIView
 
+from delivery.schema import AutoSchema
 from delivery.throttling import ApiKeyThrottle, ProvisioningThrottle
 from tenants import selectors
 from tenants.authentication import (
+    INTEGRATION_PLATFORMS,
     ApiKeyAuthentication,
     BearerTokenAuthentication,
     KeyMatchesIntegration,
@@ -35,12 +37,40 @@ class ApiKeyApiView(APIView):
     throttle_classes = [ApiKeyThrottle]
 
 
+class IntegrationSchema(AutoSchema):
+    """Names the integration in each operation's summary and says whose key it takes.
+
+    One view class serves partner-a, partner-b and partner-c alike (`as_view(integration=...)`),
+    so its docstring and `extend_schema(summary=...)` are the same for the three; this sets the
+    document's operations apart, as a client of one platform reads them.
+    """
+
+    def get_operation(self, *args, **kwargs):
+        operation = super().get_operation(*args, **kwargs)
+        if operation is None:
+            return None
+        integration = self.view.integration
+        if operation.get("summary"):
+            operation["summary"] = f"{operation['summary']} ({integration})"
+        caller = (
+            f"Called with an `X-API-Key` of platform `{INTEGRATION_PLATFORMS[integration]}` "
+            "(401 `Missing X-API-Key header` or `Invalid API key`); another platform's key: 403 "
+            f"`API key does not match {integration} integration`."
+        )
+        # Who calls it goes before the operation's own list of errors, when it has one.
+        paragraphs = [text for text in operation.get("description", "").split("\n\n") if text]
+        at = paragraphs.index("Errors:") if "Errors:" in paragraphs else len(paragraphs)
+        operation["description"] = "\n\n".join([*paragraphs[:at], caller, *paragraphs[at:]])
+        return operation
+
+
 class IntegrationApiView(ApiKeyApiView):
     """A key of the platform of this view's integration family (`partner-a`, ..., `erp`)."""
 
     permission_classes = [KeyMatchesIntegration]
     integration = "partner-a"
     openapi_tags = ["partner"]
+    schema = IntegrationSchema()
 
     @property
     def actor(self) -> str:

@@ -6,6 +6,7 @@ from rest_framework.response import Response
 
 from delivery.schema import errors
 from delivery.serializers import optional_body, valid_serializer
+from integrations import openapi_examples as examples
 from integrations.erp import selectors, services
 from integrations.erp.serializers import (
     ErpCancelInput,
@@ -31,20 +32,26 @@ class ErpApiView(IntegrationApiView):
 
 class ErpOrdersApi(ErpApiView):
     @extend_schema(
+        summary="Create an ERP order and book its slot",
         request=ErpOrderInput,
         responses={
             201: OpenApiResponse(ErpOrderOutput, description="Order created, slot booked"),
             **errors(400, 401, 403, 404, 409, 413, 415, 429),
         },
+        examples=examples.ERP_ORDER_CREATE,
     )
     def post(self, request):
-        """Creates an order and books its delivery slot in one transaction. Checks, in order:
+        """Creates an order for the ERP's sales order (`externalRef`) and books the delivery slot
+        (`deliverySlotTemplateId` on `deliverySlotDate`, from availability) in one transaction;
+        the answer carries `trackingToken` and `trackingUrl`. Pickup fields are optional (the
+        slot policy's default pickup address). Checks, in order:
         template exists (404 Slot not found), weekday, cutoff, dropoff inside the zone, zone
         enabled, blackout date (400 Zone <name> takes no deliveries on <date>), capacity (400).
         Emits erp.slot.booked. With holdId, the key's slot hold becomes the booking (no capacity
         check): 404 Slot hold not found (unknown or another key's), 400 Slot hold is for another
         delivery slot or date, 409 Slot hold has already been used, 409 Slot hold has expired; the
-        cutoff is judged when the hold was taken."""
+        cutoff is judged when the hold was taken. A repeated `externalRef`: 409 `Order with
+        externalRef <ref> already exists`."""
         serializer = valid_serializer(ErpOrderInput, request.data)
         order = services.erp_order_create(
             organization_id=request.auth.organization_id,
@@ -57,19 +64,35 @@ class ErpOrdersApi(ErpApiView):
 
 
 class ErpOrderDetailApi(ErpApiView):
-    @extend_schema(responses={200: ErpOrderOutput, **errors(401, 403, 404, 429)})
+    @extend_schema(
+        summary="Read an ERP order",
+        responses={200: ErpOrderOutput, **errors(401, 403, 404, 429)},
+        examples=examples.ERP_ORDER_READ,
+    )
     def get(self, request, external_ref):
+        """The ERP order by its `externalRef`: status, booked slot and window (zone time), zone,
+        tracking token and page, and `createdAt` (contract: Orders).
+
+        Errors:
+
+        - 404 `Order not found` (unknown, or another organization's reference)"""
         return Response(ErpOrderOutput(self.get_order(external_ref)).data)
 
 
 class ErpOrderSlotApi(ErpApiView):
     @extend_schema(
+        summary="Move an ERP order to another slot",
         request=ErpSlotAssignInput,
         responses={200: ErpOrderSlotOutput, **errors(400, 401, 403, 404, 409, 415, 429)},
+        examples=examples.ERP_ORDER_SLOT,
     )
     def put(self, request, external_ref):
-        """Assigns or reassigns the order's slot: frees the old one and books the new one in one
-        transaction, with the checks of creation. Terminal status: 409."""
+        """Assigns or reassigns the order's slot, when the customer picks another delivery time:
+        frees the old one and books the new one in one transaction, with the checks of creation
+        and their messages (404 `Slot not found`; 400 weekday, cutoff, dropoff outside the zone,
+        disabled zone, blackout date, `Delivery slot is full`). `dropoffLat`/`dropoffLng` move the
+        dropoff point too (given together). Errors also: 404 `Order not found`; 409 for an order
+        in a terminal status (delivered, failed, cancelled)."""
         order = self.get_order(external_ref)
         serializer = valid_serializer(ErpSlotAssignInput, request.data)
         order = services.erp_order_slot_assign(order=order, **serializer.service_arguments())
@@ -78,12 +101,24 @@ class ErpOrderSlotApi(ErpApiView):
 
 class ErpOrderCancelApi(ErpApiView):
     @extend_schema(
+        summary="Cancel an ERP order",
         request=ErpCancelInput,
         responses={200: ErpOrderOutput, **errors(400, 401, 403, 404, 409, 415, 429)},
+        examples=examples.ERP_ORDER_CANCEL,
     )
     def post(self, request, external_ref):
-        """Cancels the order (from pending, dispatching or assigned) and frees its slot; emits
-        erp.slots.updated."""
+        """Cancels the order (from pending, dispatching or assigned), with an optional `reason`
+        (no body, or `null`, is no reason), and frees its place in the slot; emits
+        erp.slots.updated. Answers the order as read.
+
+        Errors:
+
+        - 400 for a body that is not an object
+
+        - 404 `Order not found`
+
+        - 409 `Order <ref> cannot be cancelled in status <status>` once it is picked up or
+          finished"""
         order = self.get_order(external_ref)
         serializer = valid_serializer(ErpCancelInput, optional_body(request.data))
         reason = serializer.validated_data.get("reason") or ""
@@ -93,11 +128,13 @@ class ErpOrderCancelApi(ErpApiView):
 
 class ErpSlotHoldsApi(ErpApiView):
     @extend_schema(
+        summary="Hold a place in a slot during checkout",
         request=SlotHoldInput,
         responses={
             201: OpenApiResponse(SlotHoldOutput, description="One place of the slot held"),
             **errors(400, 401, 403, 404, 413, 415, 429),
         },
+        examples=examples.SLOT_HOLD,
     )
     def post(self, request):
         """Holds one place of a slot during a checkout (docs/slot-holds.md), for ttlSeconds (default
@@ -117,6 +154,7 @@ class ErpSlotHoldsApi(ErpApiView):
 
 class ErpSlotHoldDetailApi(ErpApiView):
     @extend_schema(
+        summary="Release a slot hold",
         request=None,
         responses={
             204: OpenApiResponse(description="Hold released, its place given back"),

@@ -6,6 +6,7 @@ from rest_framework.response import Response
 
 from delivery.schema import errors
 from delivery.serializers import optional_body, valid_serializer
+from integrations import openapi_examples as examples
 from integrations.errors import IdempotencyKeyInvalid
 from integrations.partner import selectors, services
 from integrations.partner.serializers import (
@@ -39,6 +40,7 @@ def _idempotency_key(request) -> str | None:
 
 class PartnerOrdersApi(IntegrationApiView):
     @extend_schema(
+        summary="Create a partner order",
         parameters=[
             OpenApiParameter(
                 IDEMPOTENCY_HEADER,
@@ -53,10 +55,32 @@ class PartnerOrdersApi(IntegrationApiView):
             201: OpenApiResponse(PartnerOrderCreatedOutput, description="Order created"),
             **errors(400, 401, 403, 404, 409, 413, 415, 422, 429, 503),
         },
+        examples=examples.PARTNER_ORDER_CREATE,
     )
     def post(self, request):
-        """Creates an order; books the delivery window containing deliveryWindowStart; sends
-        order.created (contract: Orders)."""
+        """Creates a delivery order under the partner's `externalRef`, in the zone named by
+        `deliveryZone` or else the zone containing the dropoff point, and books the delivery
+        window containing `deliveryWindowStart`; sends `order.created` (contract: Orders). The
+        answer carries `trackingToken` and `trackingUrl`, the public page of the order. With an
+        `Idempotency-Key`, a repeat within 24 hours replays the first answer instead of creating a
+        second order. An order whose window starts on a later day is held from dispatch until
+        released.
+
+        Errors:
+
+        - 400 listing every problem of the body (`externalRef required`, `packageSize or weightKg
+          required`, `dropoffLat/dropoffLng required unless geocodeOnIngest is true`, ...), 400
+          `Could not geocode <field>`, `No delivery zone covers the dropoff location`, `No delivery
+          window at <start>`, `Delivery window is full`, `Zone <name> takes no deliveries on <date>`
+
+        - 404 `Zone <name> not found`
+
+        - 409 `Order with externalRef <ref> already exists`, `A request with this Idempotency-Key is
+          in progress`
+
+        - 422 `Idempotency-Key was already used with a different request body`
+
+        - 503 when the geocoder does not answer"""
         principal = request.auth
         key = _idempotency_key(request)
 
@@ -90,8 +114,20 @@ class PartnerOrdersApi(IntegrationApiView):
 
 
 class PartnerOrderDetailApi(IntegrationApiView):
-    @extend_schema(responses={200: PartnerOrderOutput, **errors(401, 403, 404, 429)})
+    @extend_schema(
+        summary="Read a partner order",
+        responses={200: PartnerOrderOutput, **errors(401, 403, 404, 429)},
+        examples=examples.PARTNER_ORDER_READ,
+    )
     def get(self, request, external_ref):
+        """The order by the partner's `externalRef`: its status and partner-facing
+        `currentMappingStatus` (`created`, `released`, then the status name), the assigned
+        driver (`null` until one is), the delivery window, and the tracking token and page
+        (contract: Orders). Partners poll it, or follow the `order.*` webhooks instead.
+
+        Errors:
+
+        - 404 `Order not found` (unknown, or another organization's reference)"""
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
@@ -100,11 +136,22 @@ class PartnerOrderDetailApi(IntegrationApiView):
 
 class PartnerOrderReleaseApi(IntegrationApiView):
     @extend_schema(
-        request=None, responses={200: PartnerOrderReleasedOutput, **errors(401, 403, 404, 409, 429)}
+        summary="Release a held order for dispatch",
+        request=None,
+        responses={200: PartnerOrderReleasedOutput, **errors(401, 403, 404, 409, 429)},
+        examples=examples.PARTNER_ORDER_RELEASE,
     )
     def post(self, request, external_ref):
-        """pending → dispatching with releasedAt; already dispatching answers 200 again; any other
-        status 409 (contract: Orders)."""
+        """Releases an order held for a later delivery day to the couriers now: `pending` becomes
+        `dispatching` with `releasedAt` (held orders are released by themselves at 00:00 zone time
+        of their delivery day). No body. An order already `dispatching` answers 200 again
+        (contract: Orders).
+
+        Errors:
+
+        - 404 `Order not found`
+
+        - 409 `Order <ref> cannot be released in status <status>` for any other status"""
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
@@ -114,12 +161,24 @@ class PartnerOrderReleaseApi(IntegrationApiView):
 
 class PartnerOrderCancelApi(IntegrationApiView):
     @extend_schema(
+        summary="Cancel a partner order",
         request=CancelInput,
         responses={200: PartnerOrderOutput, **errors(400, 401, 403, 404, 409, 429)},
+        examples=examples.PARTNER_ORDER_CANCEL,
     )
     def post(self, request, external_ref):
-        """Allowed from pending, dispatching, assigned; frees the window place; sends
-        order.cancelled (contract: Orders)."""
+        """Cancels the order from `pending`, `dispatching` or `assigned`, with an optional
+        `reason` (no body, or `null`, is no reason); frees its place in the delivery window and
+        sends `order.cancelled`. Answers the order as read (contract: Orders).
+
+        Errors:
+
+        - 400 for a body that is not an object or a `reason` over 500 characters
+
+        - 404 `Order not found`
+
+        - 409 `Order <ref> cannot be cancelled in status <status>` once it is picked up or
+          finished"""
         serializer = valid_serializer(CancelInput, optional_body(request.data))
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
@@ -131,6 +190,7 @@ class PartnerOrderCancelApi(IntegrationApiView):
 
 class DeliveryWindowsApi(IntegrationApiView):
     @extend_schema(
+        summary="List the delivery windows of a date",
         parameters=[
             OpenApiParameter("zone", str, description="Zone name (or address)"),
             OpenApiParameter("address", str, description="Geocoded (or zone)"),
@@ -144,8 +204,23 @@ class DeliveryWindowsApi(IntegrationApiView):
             ),
             **errors(400, 401, 403, 404, 429, 503),
         },
+        examples=examples.DELIVERY_WINDOWS,
     )
     def get(self, request):
+        """The delivery windows of a date in a zone (by `zone` name, or every zone containing the
+        geocoded `address`): 08:00-12:00, 12:00-16:00 and 16:00-20:00 zone time, none on Fridays,
+        Saturdays and the zone's blackout days, each with `scheduledCount`, `capacityLimit` and
+        `available` (false at capacity). A partner calls it to pick `deliveryWindowStart` for a
+        new order (contract: Orders).
+
+        Errors:
+
+        - 400 `date query parameter is required (format: YYYY-MM-DD)`, `zone or address query
+          parameter is required`, `Provide either zone or address, not both`
+
+        - 404 `Zone <name> not found`, `No delivery zone found for the given address`
+
+        - 503 when the geocoder does not answer"""
         serializer = valid_serializer(DeliveryWindowsQuery, request.query_params)
         query = serializer.validated_data
         organization_id = request.auth.organization_id
