@@ -4,13 +4,12 @@ the demo's Berlin Mitte zone, and the same partner order as the management API s
 
 Each answer is built from the request it answers, so that the examples agree with each other."""
 
+from delivery.schema import answer_example, request_example
 from slots.openapi_examples import OTHER_TEMPLATE_ID, SLOT_DATE, TEMPLATE_ID
 from zones.openapi_examples import (
     ADDRESS,
     ZONE_ID,
     ZONE_NAME,
-    answer_example,
-    request_example,
 )
 
 PARTNER_ORDER_ID = "27e017a1-4ef7-4e9d-8967-2e25d91ac27c"

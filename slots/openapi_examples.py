@@ -2,13 +2,12 @@
 and windows", "Management API"): the demo's Berlin Mitte zone with the policy's default templates
 (four-hour slots, a van for ten orders, booking closing two hours before the start)."""
 
+from delivery.schema import answer_example, request_example
 from zones.openapi_examples import (
     CREATED_AT,
     UPDATED_AT,
     ZONE_ID,
     ZONE_NAME,
-    answer_example,
-    request_example,
 )
 
 VEHICLE_CAPACITY = [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": 10}]

@@ -5,6 +5,7 @@ the whole document speaks of one organization, one zone and one day."""
 
 from drf_spectacular.utils import OpenApiExample
 
+from delivery.schema import answer_example, request_example
 from zones.demo import DEMO_PLACES, DEMO_TIMEZONE, DEMO_ZONES
 from zones.models import ZonePurpose
 
@@ -19,21 +20,6 @@ ZONE_NAME = _MITTE["name"]
 ADDRESS = DEMO_PLACES[0]["address"]
 ADDRESS_LAT = DEMO_PLACES[0]["lat"]
 ADDRESS_LNG = DEMO_PLACES[0]["lng"]
-
-
-# The two kinds of example (zones is the lowest app with examples; slots and integrations import
-# these).
-def request_example(value: dict, *, name: str = "Request") -> OpenApiExample:
-    """An example of an operation's request body."""
-    return OpenApiExample(name, value=value, request_only=True)
-
-
-def answer_example(status: int, value, *, name: str | None = None) -> OpenApiExample:
-    """An example of an operation's answer with `status`. For an operation that answers an
-    array, `value` is one item: drf-spectacular shows it inside the array."""
-    return OpenApiExample(
-        name or f"{status} answer", value=value, response_only=True, status_codes=[str(status)]
-    )
 
 
 ZONE_INPUT = {
