@@ -1,6 +1,7 @@
 """`API-Version: 1` on every answer of the service (docs/contract.md "Versioning and
 compatibility"): API successes and errors, Django's own refusals, the admin, the tracking page,
-health, metrics, the API docs, unknown routes; and under real gunicorn its own error answers too.
+health, metrics, the API docs, unknown routes; under real gunicorn static files and its own error
+answers too.
 The OpenAPI document states the release from pyproject.toml and declares the header."""
 
 import tomllib
@@ -95,6 +96,11 @@ def test_real_gunicorn_answers_and_its_own_refusals_carry_it(tmp_path):
     with gunicorn_server(tmp_path) as port:
         answers = {
             "health": raw_request(port, HEALTHZ),
+            "static file": raw_request(
+                port,
+                b"GET /static/admin/css/base.css HTTP/1.1\r\nHost: localhost\r\n"
+                b"Connection: close\r\n\r\n",
+            ),
             "unknown route": raw_request(
                 port, b"GET /api/nowhere HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
             ),
@@ -111,6 +117,7 @@ def test_real_gunicorn_answers_and_its_own_refusals_carry_it(tmp_path):
     statuses = {name: status_of(raw) for name, raw in answers.items()}
     assert statuses == {
         "health": 200,
+        "static file": 200,
         "unknown route": 404,
         "gunicorn 414": 414,
         "gunicorn 400": 400,
