@@ -515,8 +515,8 @@ def unexplained_history(versions: list[tuple[str, str]], changelog: str) -> list
 
 HOW_TO_PUBLISH = f"""\
 To publish a change that narrows the API on purpose (for example, the document now states a
-limit the service always enforced): run `make openapi`, then name each narrowing in {CHANGELOG}
-under the coming release, in backticks and followed by why, e.g.
+limit the service always enforced): run `make openapi`, then name each narrowing in
+{CHANGELOG} under the coming release, in backticks and followed by why, e.g.
   - `GET /api/x: answer 200 field foo removed`: it was never filled.
 A change that breaks clients otherwise comes as a new API version beside this one
 (docs/contract.md "Versioning and compatibility")."""
