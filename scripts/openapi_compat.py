@@ -44,7 +44,7 @@ CHANGELOG = "docs/changelog.md"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 JSON_MEDIA_TYPE = "application/json"
 
-#: constraint: (kind) where "upper" is tighter when lower, "lower" tighter when higher
+#: each limit on input and how it tightens: an "upper" one by going down, a "lower" one by going up
 _BOUNDS = {
     "maxLength": "upper",
     "maximum": "upper",

@@ -16,8 +16,6 @@ from scripts.openapi_compat import (
     unexplained_history,
 )
 
-pytestmark = pytest.mark.django_db(databases=[])  # pure comparisons: no database
-
 
 def json_content(schema: dict) -> dict:
     return {"content": {"application/json": {"schema": schema}}}
