@@ -1,5 +1,5 @@
 # The verbs people use. `make run` and `make test` are the README's two commands.
-.PHONY: run test lint demo bench scale manage faults screenshots
+.PHONY: run test lint demo bench scale manage faults screenshots openapi
 
 run:
 	scripts/run.sh
@@ -22,6 +22,12 @@ demo:
 
 manage:
 	.venv/bin/python manage.py $(ARGS)
+
+# Publishes the OpenAPI document (docs/openapi.yaml) from the code and lists what it narrows;
+# `make test` fails while it is stale or a narrowing is not in docs/changelog.md.
+openapi:
+	scripts/bootstrap.sh dev
+	.venv/bin/python scripts/openapi_compat.py --write
 
 # Rewrites docs/tracking.png and docs/admin.png (the README shows them) from the real-browser tests;
 # a normal test run never writes to docs/.

@@ -14,6 +14,8 @@ import uuid
 
 from gunicorn import util
 
+from delivery.versioning import API_VERSION, API_VERSION_HEADER
+
 #: gunicorn's own messages echo the refused input; a client gets at most this much of it
 MESSAGE_MAX_CHARS = 200
 
@@ -34,6 +36,7 @@ def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
         "Content-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n"
         f"X-Request-Id: {uuid.uuid4().hex}\r\n"
+        f"{API_VERSION_HEADER}: {API_VERSION}\r\n"
         "\r\n"
     ).encode("latin-1")
     util.write_nonblock(sock, head + body)

@@ -9,6 +9,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from delivery import versioning
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -60,7 +62,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Outermost, so the latency it observes covers every other middleware.
+    # Before everything, so every answer carries API-Version, error answers of any layer too.
+    "delivery.versioning.ApiVersionMiddleware",
+    # Outermost but one, so the latency it observes covers every other middleware.
     "delivery.metrics.MetricsMiddleware",
     "delivery.middleware.RequestIdMiddleware",
     "delivery.middleware.RateLimitHeadersMiddleware",
@@ -168,9 +172,14 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Delivery orchestration service",
     "DESCRIPTION": "Multi-tenant last-mile delivery platform. Reference: docs/contract.md.",
-    "VERSION": "1.0.0",
+    # The release (docs/changelog.md); its one source is pyproject.toml.
+    "VERSION": versioning.release(),
     "SERVE_INCLUDE_SCHEMA": False,
     "PREPROCESSING_HOOKS": ["delivery.routing.drop_slashed_duplicates"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "delivery.versioning.declare_api_version_header",
+    ],
     "COMPONENT_SPLIT_REQUEST": True,
     # Swagger UI and ReDoc from the pinned drf-spectacular-sidecar package, served by the
     # service itself: no CDN, nothing unpinned runs in an admin's browser, works offline.

@@ -8,6 +8,7 @@ scripts/bootstrap.sh dev
 # The floors of the house (docs/architecture.md): no app imports an app above it.
 .venv/bin/lint-imports
 .venv/bin/python manage.py makemigrations --check --dry-run
+.venv/bin/python scripts/openapi_compat.py  # docs/openapi.yaml current, narrowings in docs/changelog.md
 # The real-browser tests (tests/core/browser.py) drive Debian's Chromium; a fresh machine (CI runs
 # as root) gets it here, before pytest, not from inside a fixture. Elsewhere those tests skip.
 chromium="${CHROMIUM_PATH:-/usr/bin/chromium}"
