@@ -53,13 +53,14 @@ class ErpOrdersApi(ErpApiView):
             api_key_id=request.auth.key_id,
             **serializer.service_arguments(),
         )
-        return Response(ErpOrderOutput(order).data, status=201)
+        return Response(ErpOrderOutput(order, context={"request": request}).data, status=201)
 
 
 class ErpOrderDetailApi(ErpApiView):
     @extend_schema(responses={200: ErpOrderOutput, **errors(401, 403, 404, 429)})
     def get(self, request, external_ref):
-        return Response(ErpOrderOutput(self.get_order(external_ref)).data)
+        order = self.get_order(external_ref)
+        return Response(ErpOrderOutput(order, context={"request": request}).data)
 
 
 class ErpOrderSlotApi(ErpApiView):
@@ -88,7 +89,7 @@ class ErpOrderCancelApi(ErpApiView):
         serializer = valid_serializer(ErpCancelInput, optional_body(request.data))
         reason = serializer.validated_data.get("reason") or ""
         order = services.erp_order_cancel(order=order, actor=self.actor, reason=reason)
-        return Response(ErpOrderOutput(order).data)
+        return Response(ErpOrderOutput(order, context={"request": request}).data)
 
 
 class ErpSlotHoldsApi(ErpApiView):
