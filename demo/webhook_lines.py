@@ -1,6 +1,6 @@
 """What `manage.py demo` prints to show webhooks working: the address the service answers at
 (from gunicorn's `BIND`), and the steps a person pastes in order to receive and verify the test
-event and an `order.created` (docs/webhooks.md "A receiver in ten lines")."""
+event and an `order.created` (docs/webhooks.md "A minimal receiver")."""
 
 import json
 import shlex
@@ -52,7 +52,7 @@ def demo_webhook_lines(
     port = urlsplit(webhook_url).port or 80
     return [
         (
-            'Run the receiver of docs/webhooks.md "A receiver in ten lines" (saved as '
+            'Run the receiver of docs/webhooks.md "A minimal receiver" (saved as '
             "receiver.py) in a terminal of its own:",
             f"WEBHOOK_SECRET={shlex.quote(webhook_secret)} python3 receiver.py {port}",
         ),

@@ -111,7 +111,7 @@ def _wait_for_port(port: int, timeout: float = 10.0) -> None:
 
 def _receiver_snippet() -> str:
     guide = (Path(__file__).resolve().parents[2] / "docs" / "webhooks.md").read_text()
-    section = guide.split("## A receiver in ten lines", 1)[1]
+    section = guide.split("## A minimal receiver", 1)[1]
     return re.search(r"```python\n(.*?)```", section, flags=re.DOTALL).group(1)
 
 
