@@ -17,6 +17,7 @@ from django.core.management import call_command
 from delivery.encryption import decrypt_text
 from demo.webhook_lines import base_url_from_bind
 from slots.models import SlotTemplate
+from tenants import services as tenant_services
 from tenants.models import ApiKey, Organization
 from tests.conftest import assert_error
 from webhooks import tasks
@@ -179,3 +180,18 @@ def test_the_printed_webhook_steps_pasted_in_a_shell_deliver_verified_events(liv
     assert "webhook.test verified" in received
     assert "order.created verified" in received
     assert "BAD SIGNATURE" not in received
+
+
+def test_during_a_roll_the_receiver_step_uses_the_secret_x_service_signature_still_has():
+    run_demo()
+    partner_key = ApiKey.objects.get(
+        organization__slug="demo", platform="partner_a", is_active=True
+    )
+    replaced = decrypt_text(partner_key.encrypted_webhook_secret)
+    rolled = tenant_services.api_key_webhook_secret_roll(api_key=partner_key, overlap_hours=24)
+
+    printed = run_demo()
+
+    assert f"Webhook secret of the partner_a key: {rolled.webhook_secret}" in printed
+    assert f"X-Service-Signature is still keyed with {replaced}" in printed
+    assert f"WEBHOOK_SECRET={replaced} python3 receiver.py 9000" in printed

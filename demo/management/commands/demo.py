@@ -13,6 +13,7 @@ import os
 from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils import timezone
 
 from delivery.encryption import decrypt_text
 from demo.webhook_lines import DEFAULT_WEBHOOK_URL, base_url_from_bind, demo_webhook_lines
@@ -71,6 +72,13 @@ class Command(BaseCommand):
         partner_key = api_keys["partner_a"]
         webhook_secret = decrypt_text(partner_key.encrypted_webhook_secret)
         out(f"Webhook secret of the partner_a key: {webhook_secret}")
+        receiver_secret = self._x_service_signature_secret(partner_key, webhook_secret)
+        if receiver_secret != webhook_secret:
+            out(
+                f"  (rolled: until {partner_key.previous_webhook_secret_expires_at:%Y-%m-%d %H:%M}"
+                f" UTC X-Service-Signature is still keyed with {receiver_secret}; "
+                "webhook-signature carries both)"
+            )
         out("\nTry:")
         out(f"  curl -s {base_url}/readyz")
         out(
@@ -83,7 +91,7 @@ class Command(BaseCommand):
                 base_url=base_url,
                 organization_id=organization.id,
                 api_key_id=partner_key.id,
-                webhook_secret=webhook_secret,
+                webhook_secret=receiver_secret,
                 email=DEMO_ADMIN_EMAIL,
                 password=DEMO_ADMIN_PASSWORD,
                 webhook_url=webhook_url,
@@ -114,6 +122,15 @@ class Command(BaseCommand):
             f'application/json\' -d \'{{"address": "{self._zone_point(partner_zone)}"}}\' '
             f"{base_url}/api/promises/resolve-zone"
         )
+
+    @staticmethod
+    def _x_service_signature_secret(api_key: ApiKey, webhook_secret: str) -> str:
+        """The secret the receiver of docs/webhooks.md checks X-Service-Signature with: while a
+        roll's overlap lasts, the replaced one (docs/webhooks.md "Rolling the secret")."""
+        expires_at = api_key.previous_webhook_secret_expires_at
+        if expires_at is None or expires_at <= timezone.now():
+            return webhook_secret
+        return decrypt_text(api_key.encrypted_previous_webhook_secret)
 
     @staticmethod
     def _zone_point(zone) -> str:
