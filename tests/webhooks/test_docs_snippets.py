@@ -190,3 +190,7 @@ def test_the_rolling_snippet_accepts_either_secret_during_a_roll(organization, r
         during.body, header, [issued.webhook_secret, rolled]
     )
     assert not namespace["partner_signature_ok_with_any"](during.body, header, [rolled])
+    # The hand-written Standard Webhooks check takes any entry: either secret verifies.
+    exec(snippet_defining("python", "standard_signature_ok"), namespace)  # noqa: S102
+    for secret in (issued.webhook_secret, rolled):
+        assert namespace["standard_signature_ok"](during.body, lower_headers(during), secret)
