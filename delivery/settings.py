@@ -205,6 +205,9 @@ API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="600/m")
 INVITE_RATE_LIMIT = env.str("INVITE_RATE_LIMIT", default="60/h")
 # Public tracking (API and page share it), per client address: guessing tokens stays slow.
 TRACKING_RATE_LIMIT = env.str("TRACKING_RATE_LIMIT", default="120/m")
+# Where order answers' trackingUrl points (`<base>/track/<token>`); empty: the request's own
+# scheme and host (docs/contract.md "Orders").
+TRACKING_BASE_URL = env.str("TRACKING_BASE_URL", default="")
 PROVISIONING_RATE_LIMITS = {
     "organizations.list": "120/h",
     "organizations.create": "30/h",

@@ -6,6 +6,8 @@ Every validation message names its field (contract "Errors"): `externalRef requi
 must be one of: ...`.
 """
 
+from django.conf import settings
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -68,6 +70,36 @@ class ZoneTimeField(serializers.Field):
     def to_representation(self, order):
         value = getattr(order, self.attribute_name)
         return value.astimezone(_zone_tz(order)).isoformat() if value else None
+
+
+def tracking_url(*, token: str, request) -> str:
+    """The public tracking page of the order with `token` (`/track/<token>`), under
+    TRACKING_BASE_URL, or when that is empty under the request's own scheme and host (contract
+    "Orders"). Built from the order row alone: no query."""
+    path = reverse("tracking-page", kwargs={"token": token})
+    base = settings.TRACKING_BASE_URL.rstrip("/")
+    if base:
+        return f"{base}{path}"
+    return request.build_absolute_uri(path)
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "format": "uri",
+        "description": "The order's public tracking page (`<TRACKING_BASE_URL or this "
+        "service's address>/track/<trackingToken>`)",
+        "example": "https://delivery.example/track/q9V3yJdM2sXk0bH7LwPz1aRt4nEe6uFc",
+    }
+)
+class TrackingUrlField(serializers.Field):
+    """`trackingUrl`, from the order's tracking token and the answer's request (context)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(source="tracking_token", read_only=True, **kwargs)
+
+    def to_representation(self, value):
+        return tracking_url(token=value, request=self.context["request"])
 
 
 class OrderDriverOutput(serializers.Serializer):

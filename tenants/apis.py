@@ -1,12 +1,12 @@
 """Management API: login tokens and the organization's API keys (contract "Management API")."""
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from delivery.fields import StrictCharField
 from delivery.schema import errors
-from delivery.serializers import valid_serializer
+from delivery.serializers import optional_body, valid_serializer
 from tenants import openapi_examples as examples
 from tenants import selectors, services
 from tenants.api_bases import ManagementApiView, PublicApiView
@@ -17,6 +17,8 @@ from tenants.serializers import (
     ApiKeyUpdateInput,
     DriverInput,
     DriverOutput,
+    WebhookSecretRolledOutput,
+    WebhookSecretRollInput,
 )
 
 TAG = ["management"]
@@ -172,6 +174,56 @@ class ManagedApiKeyDetailApi(ManagementApiView):
         serializer = valid_serializer(ApiKeyUpdateInput, request.data)
         updated = services.api_key_update(api_key=api_key, **serializer.service_arguments())
         return Response(ApiKeyListOutput(updated).data)
+
+
+class ApiKeyWebhookSecretRollApi(ManagementApiView):
+    @extend_schema(
+        summary="Roll an API key's webhook secret",
+        request=WebhookSecretRollInput,
+        responses={200: WebhookSecretRolledOutput, **errors(400, 401, 404, 409)},
+        examples=[
+            OpenApiExample(
+                "Roll with a 24-hour overlap",
+                request_only=True,
+                value={"overlapHours": 24},
+            ),
+            OpenApiExample(
+                "The new secret",
+                response_only=True,
+                status_codes=["200"],
+                value={
+                    "id": "3f0c2a4e-8d1b-4c7e-9a55-0b6f2d8e1c47",
+                    "name": "Partner A",
+                    "apiKey": "sk_partner_a_Xy3q****",
+                    "platform": "partner_a",
+                    "test": False,
+                    "webhookUrl": "https://partner.example/hooks/delivery",
+                    "webhookEvents": None,
+                    "isActive": True,
+                    "createdAt": "2030-03-01T09:00:00Z",
+                    "lastUsedAt": "2030-03-04T10:14:59Z",
+                    "webhookSecret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/g1MXE5ZC3Y=",
+                    "previousSecretExpiresAt": "2030-03-05T10:15:30Z",
+                },
+            ),
+        ],
+    )
+    def post(self, request, org_id, key_id):
+        """Gives the key a new webhook secret without downtime, for an organization admin moving
+        a receiver to a new secret (docs/webhooks.md "Rolling the secret"). For `overlapHours`
+        (0 to 168, default 24) the replaced secret keeps signing beside the new one:
+        `webhook-signature` carries a `v1,` signature from each (the new one first) and
+        `X-Service-Signature` stays on the replaced secret; afterwards only the new secret signs.
+        0 switches at once. Rolling again during an overlap keeps only the secret replaced now.
+        The key value is unchanged. The new secret is shown only in this answer. Errors: 400
+        `overlapHours: must be between 0 and 168` (or `must be an integer`); 404 `API key not
+        found` for another organization's key; 409 `API key is revoked`."""
+        api_key = selectors.api_key_get(organization_id=self.get_organization().id, key_id=key_id)
+        serializer = valid_serializer(WebhookSecretRollInput, optional_body(request.data))
+        rolled = services.api_key_webhook_secret_roll(
+            api_key=api_key, overlap_hours=serializer.validated_data["overlapHours"]
+        )
+        return Response(WebhookSecretRolledOutput(rolled).data)
 
 
 class DriversApi(ManagementApiView):

@@ -119,7 +119,8 @@ class ApiKey(models.Model):
     """An organization's key for one platform (contract "Authentication and scope", "Provisioning").
 
     The value is stored as a SHA-256 digest (for lookup) plus a short visible prefix (for the
-    masked list) and an encrypted copy (ERP webhooks are signed with the value itself).
+    masked list) and an encrypted copy (ERP webhooks are signed with the value itself). The
+    webhook secret is stored encrypted, and so is the one a roll replaced, with its expiry.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -134,6 +135,10 @@ class ApiKey(models.Model):
     digest = models.CharField(max_length=64, unique=True)
     encrypted_value = models.TextField()
     encrypted_webhook_secret = models.TextField()
+    #: after a roll, the secret it replaced, which still signs until its expiry (docs/webhooks.md
+    #: "Rolling the secret"); empty when none
+    encrypted_previous_webhook_secret = models.TextField(blank=True, default="")
+    previous_webhook_secret_expires_at = models.DateTimeField(null=True, blank=True)
     webhook_url = models.URLField(max_length=2000, blank=True, default="")
     #: the event names this key's URL receives; NULL means every event (delivery/webhook_events.py)
     webhook_events = ArrayField(models.CharField(max_length=100), null=True, blank=True)

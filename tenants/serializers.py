@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from delivery import webhook_events as catalog
 from delivery.fields import (
+    BoundedIntegerField,
     PhoneField,
     StrictBooleanField,
     StrictCharField,
@@ -12,6 +13,10 @@ from delivery.fields import (
     required_messages,
 )
 from tenants.models import Platform
+from tenants.services import (
+    WEBHOOK_SECRET_OVERLAP_DEFAULT_HOURS,
+    WEBHOOK_SECRET_OVERLAP_MAX_HOURS,
+)
 
 PLATFORM_MESSAGE = one_of_message("platform", Platform.values)
 
@@ -136,6 +141,46 @@ class ApiKeyIssuedOutput(serializers.Serializer):
 
 class ApiKeyRotatedOutput(ApiKeyIssuedOutput):
     rotatedAt = serializers.DateTimeField(source="api_key.rotated_at")
+
+
+class WebhookSecretRollInput(serializers.Serializer):
+    """`POST .../api-keys/:keyId/webhook-secret/roll` (docs/webhooks.md "Rolling the secret")."""
+
+    overlapHours = BoundedIntegerField(
+        min_value=0,
+        max_value=WEBHOOK_SECRET_OVERLAP_MAX_HOURS,
+        required=False,
+        default=WEBHOOK_SECRET_OVERLAP_DEFAULT_HOURS,
+        error_messages={"null": "must be an integer"},
+        help_text="Hours the replaced secret keeps signing beside the new one (0 to 168, "
+        "default 24; 0 switches at once)",
+    )
+
+
+class WebhookSecretRolledOutput(ApiKeyListOutput):
+    """The key as the list shows it, with the new secret (shown only here) and the end of the
+    overlap."""
+
+    webhookSecret = serializers.CharField(
+        help_text="The new secret (`whsec_...`), shown only in this answer"
+    )
+    previousSecretExpiresAt = serializers.DateTimeField(
+        allow_null=True,
+        help_text="Until when the replaced secret still signs beside the new one; null when "
+        "overlapHours was 0",
+    )
+
+    def to_representation(self, instance):
+        expires_at = instance.previous_expires_at
+        return {
+            **ApiKeyListOutput(instance.api_key).data,
+            "webhookSecret": instance.webhook_secret,
+            "previousSecretExpiresAt": (
+                None
+                if expires_at is None
+                else serializers.DateTimeField().to_representation(expires_at)
+            ),
+        }
 
 
 class ApiKeyRevokedOutput(serializers.Serializer):

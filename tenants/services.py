@@ -5,7 +5,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from uuid import UUID
 
 from django.contrib.auth import authenticate
@@ -99,25 +99,31 @@ class IssuedApiKey:
     webhook_secret: str
 
 
+def _new_webhook_secret() -> str:
+    # The Standard Webhooks form: `whsec_` + standard base64 of 32 random bytes (keys issued
+    # before used URL-safe base64 without padding; docs/webhooks.md says how those map).
+    return f"whsec_{base64.b64encode(secrets.token_bytes(32)).decode()}"
+
+
 def _new_key_material(platform: str) -> tuple[str, str, str]:
     random_part = secrets.token_urlsafe(32)  # 43 URL-safe characters, 256 bits
     value = f"sk_{platform}_{random_part}"
     prefix = f"sk_{platform}_{random_part[:4]}"
-    # The Standard Webhooks form: `whsec_` + standard base64 of 32 random bytes (keys issued
-    # before used URL-safe base64 without padding; docs/webhooks.md says how those map).
-    webhook_secret = f"whsec_{base64.b64encode(secrets.token_bytes(32)).decode()}"
-    return value, prefix, webhook_secret
+    return value, prefix, _new_webhook_secret()
 
 
-def _stored_key_fields(*, value: str, prefix: str, webhook_secret: str) -> dict[str, str]:
+def _stored_key_fields(*, value: str, prefix: str, webhook_secret: str) -> dict:
     """The columns that keep a key's secrets, which are shown only once: the value as a digest
     (authentication looks keys up by it) and encrypted, the webhook secret encrypted (deliveries
-    are signed with it)."""
+    are signed with it). A secret a roll left signing is dropped: new key material replaces
+    every secret at once (contract "Provisioning": rotation invalidates the old value at once)."""
     return {
         "prefix": prefix,
         "digest": secret_digest(value),
         "encrypted_value": encrypt_text(value),
         "encrypted_webhook_secret": encrypt_text(webhook_secret),
+        "encrypted_previous_webhook_secret": "",
+        "previous_webhook_secret_expires_at": None,
     }
 
 
@@ -191,7 +197,8 @@ def api_key_create(
 @transaction.atomic
 def api_key_rotate(*, api_key: ApiKey) -> IssuedApiKey:
     """New value and webhook secret, same id and metadata; the old value stops working at once
-    (every save of a key invalidates the API-key cache on commit: tenants/signals.py)."""
+    (every save of a key invalidates the API-key cache on commit: tenants/signals.py), and so
+    do the old webhook secret and any secret a roll left signing: no overlap."""
     api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
     if not api_key.is_active:
         raise ApiKeyRevoked()
@@ -202,6 +209,59 @@ def api_key_rotate(*, api_key: ApiKey) -> IssuedApiKey:
     api_key.rotated_at = timezone.now()
     api_key.save(update_fields=[*stored, "rotated_at"])
     return IssuedApiKey(api_key=api_key, value=value, webhook_secret=webhook_secret)
+
+
+#: docs/webhooks.md "Rolling the secret": how long the replaced secret may still sign
+WEBHOOK_SECRET_OVERLAP_MAX_HOURS = 168
+WEBHOOK_SECRET_OVERLAP_DEFAULT_HOURS = 24
+
+
+@dataclass(frozen=True)
+class RolledWebhookSecret:
+    """A key's new webhook secret, shown only in the roll's answer, and until when the secret it
+    replaced still signs (None: it stopped at once)."""
+
+    api_key: ApiKey
+    webhook_secret: str
+    previous_expires_at: datetime | None
+
+
+@transaction.atomic
+def api_key_webhook_secret_roll(*, api_key: ApiKey, overlap_hours: int) -> RolledWebhookSecret:
+    """Gives the key a new webhook secret; the one it replaces keeps signing beside it for
+    `overlap_hours` (0 to 168; 0 ends it at once), docs/webhooks.md "Rolling the secret".
+
+    Rolling again during an overlap keeps only the secret replaced now (the newest): a receiver
+    is expected to have moved to a secret before it is rolled again. The key value stays; 409
+    `API key is revoked` for a revoked key.
+    """
+    if not 0 <= overlap_hours <= WEBHOOK_SECRET_OVERLAP_MAX_HOURS:
+        raise ValidationFailed(
+            f"overlapHours must be between 0 and {WEBHOOK_SECRET_OVERLAP_MAX_HOURS}"
+        )
+    api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+    if not api_key.is_active:
+        raise ApiKeyRevoked()
+    webhook_secret = _new_webhook_secret()
+    if overlap_hours:
+        api_key.encrypted_previous_webhook_secret = api_key.encrypted_webhook_secret
+        api_key.previous_webhook_secret_expires_at = timezone.now() + timedelta(hours=overlap_hours)
+    else:
+        api_key.encrypted_previous_webhook_secret = ""
+        api_key.previous_webhook_secret_expires_at = None
+    api_key.encrypted_webhook_secret = encrypt_text(webhook_secret)
+    api_key.save(
+        update_fields=[
+            "encrypted_webhook_secret",
+            "encrypted_previous_webhook_secret",
+            "previous_webhook_secret_expires_at",
+        ]
+    )
+    return RolledWebhookSecret(
+        api_key=api_key,
+        webhook_secret=webhook_secret,
+        previous_expires_at=api_key.previous_webhook_secret_expires_at,
+    )
 
 
 @transaction.atomic

@@ -8,6 +8,10 @@ urlpatterns = [
         "manage/organizations/<str:org_id>/api-keys/<str:key_id>",
         apis.ManagedApiKeyDetailApi.as_view(),
     ),
+    *route(
+        "manage/organizations/<str:org_id>/api-keys/<str:key_id>/webhook-secret/roll",
+        apis.ApiKeyWebhookSecretRollApi.as_view(),
+    ),
 ]
 urlpatterns += [
     *route("manage/organizations/<str:org_id>/drivers", apis.DriversApi.as_view()),

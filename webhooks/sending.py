@@ -65,6 +65,9 @@ class ClaimedDelivery:
     api_key_is_active: bool
     encrypted_value: str
     encrypted_webhook_secret: str
+    #: the secret a roll replaced and until when it still signs ("" and None: none)
+    encrypted_previous_webhook_secret: str
+    previous_webhook_secret_expires_at: datetime | None
     url: str
     attempts: int
     round_start_attempts: int
@@ -159,6 +162,8 @@ def _claimed_delivery(row: dict) -> ClaimedDelivery:
         api_key_is_active=row["api_key_is_active"],
         encrypted_value=row["encrypted_value"],
         encrypted_webhook_secret=row["encrypted_webhook_secret"],
+        encrypted_previous_webhook_secret=row["encrypted_previous_webhook_secret"],
+        previous_webhook_secret_expires_at=row["previous_webhook_secret_expires_at"],
         url=row["url"],
         attempts=row["attempts"],
         round_start_attempts=row["round_start_attempts"],
@@ -181,15 +186,33 @@ def _close(event: Event) -> Event:
 # ----- sending -----
 
 
+@dataclass(frozen=True)
+class _KeySecrets:
+    """A key's secrets, decrypted once per batch."""
+
+    api_key_value: str
+    webhook_secret: str
+    previous_webhook_secret: str | None
+    previous_expires_at: datetime | None
+
+    def previous_at(self, moment: datetime) -> str | None:
+        """The replaced secret if its overlap still lasts at `moment` (each attempt's own time:
+        a retry after the overlap is signed by the new secret only)."""
+        if self.previous_expires_at is None or moment >= self.previous_expires_at:
+            return None
+        return self.previous_webhook_secret
+
+
 class _BatchSender:
     """Sends a claim's attempts. What does not change within the batch is worked out once: each
     destination is resolved and checked before the batch's first POST to it (so a DNS answer
     that changed since is never used, and none is used longer than the batch), and each key's
-    secrets are decrypted once (after a rotation, the new ones sign)."""
+    secrets are decrypted once (after a rotation, the new ones sign; whether a rolled secret's
+    overlap still lasts is judged at each attempt)."""
 
     def __init__(self) -> None:
         self.destinations: dict[str, Destination | WebhookUrlRefused] = {}
-        self.secrets: dict[uuid.UUID, tuple[str, str] | InvalidToken] = {}
+        self.secrets: dict[uuid.UUID, _KeySecrets | InvalidToken] = {}
 
     def _destination(self, url: str) -> Destination | WebhookUrlRefused:
         if url not in self.destinations:
@@ -199,12 +222,15 @@ class _BatchSender:
                 self.destinations[url] = refused
         return self.destinations[url]
 
-    def _secrets(self, delivery: ClaimedDelivery) -> tuple[str, str] | InvalidToken:
+    def _secrets(self, delivery: ClaimedDelivery) -> _KeySecrets | InvalidToken:
         if delivery.api_key_id not in self.secrets:
+            previous = delivery.encrypted_previous_webhook_secret
             try:
-                self.secrets[delivery.api_key_id] = (
-                    decrypt_text(delivery.encrypted_value),
-                    decrypt_text(delivery.encrypted_webhook_secret),
+                self.secrets[delivery.api_key_id] = _KeySecrets(
+                    api_key_value=decrypt_text(delivery.encrypted_value),
+                    webhook_secret=decrypt_text(delivery.encrypted_webhook_secret),
+                    previous_webhook_secret=decrypt_text(previous) if previous else None,
+                    previous_expires_at=delivery.previous_webhook_secret_expires_at,
                 )
             except InvalidToken as invalid:
                 self.secrets[delivery.api_key_id] = invalid
@@ -219,10 +245,13 @@ class _BatchSender:
         secrets = self._secrets(delivery)
         if isinstance(secrets, InvalidToken):
             return Outcome(None, "Signing secret cannot be decrypted", 0)
-        api_key_value, webhook_secret = secrets
-        # Both families also carry the Standard Webhooks headers, keyed with the webhook secret.
+        # Both families also carry the Standard Webhooks headers, keyed with the webhook secret
+        # (and the one a roll replaced, while its overlap lasts at this attempt).
         request = signing.signed_request(
-            event=delivery.event, api_key_value=api_key_value, webhook_secret=webhook_secret
+            event=delivery.event,
+            api_key_value=secrets.api_key_value,
+            webhook_secret=secrets.webhook_secret,
+            previous_webhook_secret=secrets.previous_at(timezone.now()),
         )
         return posting.post(destination, request)
 

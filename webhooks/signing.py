@@ -9,6 +9,12 @@ also carries the Standard Webhooks headers (docs/contract.md "Webhooks"):
     webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">
 
 keyed with the bytes of the key's webhook secret (`standard_webhooks_key`).
+
+While a rolled secret's overlap lasts (docs/webhooks.md "Rolling the secret") the caller passes
+the replaced secret too: `webhook-signature` then carries one signature per secret, the new one
+first (`v1,<new> v1,<previous>`, as the specification allows), and `X-Service-Signature`, which
+holds one, is keyed with the replaced secret, so a receiver that checks only it keeps working
+until the overlap ends. The ERP `X-Webhook-Signature` is keyed with the key value either way.
 """
 
 import base64
@@ -65,18 +71,27 @@ def standard_webhooks_signature(*, key: bytes, msg_id: str, timestamp: int, body
 
 
 def _standard_webhooks_headers(
-    *, msg_id: str, body: bytes, webhook_secret: str, timestamp: int | None
+    *, msg_id: str, body: bytes, secrets: list[str], timestamp: int | None
 ) -> dict[str, str]:
+    """The three headers; `webhook-signature` has one space-separated entry per secret."""
     # The timestamp is the attempt's own (a retry is signed afresh), so a receiver can refuse
     # a request replayed later without refusing our retries.
     timestamp = int(time.time()) if timestamp is None else timestamp
     return {
         "webhook-id": msg_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": standard_webhooks_signature(
-            key=standard_webhooks_key(webhook_secret), msg_id=msg_id, timestamp=timestamp, body=body
+        "webhook-signature": " ".join(
+            standard_webhooks_signature(
+                key=standard_webhooks_key(secret), msg_id=msg_id, timestamp=timestamp, body=body
+            )
+            for secret in secrets
         ),
     }
+
+
+def _signing_secrets(webhook_secret: str, previous_webhook_secret: str | None) -> list[str]:
+    """The secrets that sign, the current one first."""
+    return [webhook_secret, *([previous_webhook_secret] if previous_webhook_secret else [])]
 
 
 def _serialize(document: dict) -> bytes:
@@ -84,9 +99,14 @@ def _serialize(document: dict) -> bytes:
 
 
 def partner_request(
-    *, event: Event, webhook_secret: str, timestamp: int | None = None
+    *,
+    event: Event,
+    webhook_secret: str,
+    previous_webhook_secret: str | None = None,
+    timestamp: int | None = None,
 ) -> SignedRequest:
-    """`{id, event, payload, at}` signed `X-Service-Signature: sha256=<hex>` (webhookSecret)."""
+    """`{id, event, payload, at}` signed `X-Service-Signature: sha256=<hex>` (webhookSecret, or
+    during a roll's overlap the secret it replaced)."""
     body = _serialize(
         {
             "id": event.event_id,
@@ -102,16 +122,26 @@ def partner_request(
             "User-Agent": f"{settings.SERVICE_NAME}-webhooks/1",
             "X-Service-Event": event.name,
             "X-Service-Delivery": event.event_id,
-            "X-Service-Signature": f"sha256={hmac_sha256_hex(webhook_secret, body)}",
+            "X-Service-Signature": (
+                f"sha256={hmac_sha256_hex(previous_webhook_secret or webhook_secret, body)}"
+            ),
             **_standard_webhooks_headers(
-                msg_id=event.event_id, body=body, webhook_secret=webhook_secret, timestamp=timestamp
+                msg_id=event.event_id,
+                body=body,
+                secrets=_signing_secrets(webhook_secret, previous_webhook_secret),
+                timestamp=timestamp,
             ),
         },
     )
 
 
 def erp_request(
-    *, event: Event, api_key_value: str, webhook_secret: str, timestamp: int | None = None
+    *,
+    event: Event,
+    api_key_value: str,
+    webhook_secret: str,
+    previous_webhook_secret: str | None = None,
+    timestamp: int | None = None,
 ) -> SignedRequest:
     """`{event, eventId, payload}` signed `X-Webhook-Signature: <hex>` (the ERP key's value);
     the Standard Webhooks signature uses the key's webhook secret, as for partners."""
@@ -123,21 +153,36 @@ def erp_request(
             "User-Agent": f"{settings.SERVICE_NAME}-webhooks/1",
             "X-Webhook-Signature": hmac_sha256_hex(api_key_value, body),
             **_standard_webhooks_headers(
-                msg_id=event.event_id, body=body, webhook_secret=webhook_secret, timestamp=timestamp
+                msg_id=event.event_id,
+                body=body,
+                secrets=_signing_secrets(webhook_secret, previous_webhook_secret),
+                timestamp=timestamp,
             ),
         },
     )
 
 
 def signed_request(
-    *, event: Event, api_key_value: str, webhook_secret: str, timestamp: int | None = None
+    *,
+    event: Event,
+    api_key_value: str,
+    webhook_secret: str,
+    previous_webhook_secret: str | None = None,
+    timestamp: int | None = None,
 ) -> SignedRequest:
-    """The request of `event` for its family, signed now (or at `timestamp`, Unix seconds)."""
+    """The request of `event` for its family, signed now (or at `timestamp`, Unix seconds);
+    `previous_webhook_secret` only while a roll's overlap lasts at this attempt."""
     if event.family == Family.ERP:
         return erp_request(
             event=event,
             api_key_value=api_key_value,
             webhook_secret=webhook_secret,
+            previous_webhook_secret=previous_webhook_secret,
             timestamp=timestamp,
         )
-    return partner_request(event=event, webhook_secret=webhook_secret, timestamp=timestamp)
+    return partner_request(
+        event=event,
+        webhook_secret=webhook_secret,
+        previous_webhook_secret=previous_webhook_secret,
+        timestamp=timestamp,
+    )

@@ -215,7 +215,8 @@ SELECT c.id, c.organization_id, c.url, c.attempts, c.round_start_attempts, c.sch
        e.id AS event_pk, e.family, e.name, e.event_id, e.payload,
        e.created_at AS event_created_at, e.is_open,
        k.id AS api_key_id, k.is_active AS api_key_is_active, k.encrypted_value,
-       k.encrypted_webhook_secret
+       k.encrypted_webhook_secret, k.encrypted_previous_webhook_secret,
+       k.previous_webhook_secret_expires_at
 FROM claimed c
 JOIN {_EVENT} e ON e.id = c.event_id
 JOIN {_API_KEY} k ON k.id = c.api_key_id

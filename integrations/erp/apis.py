@@ -60,7 +60,7 @@ class ErpOrdersApi(ErpApiView):
             api_key_id=request.auth.key_id,
             **serializer.service_arguments(),
         )
-        return Response(ErpOrderOutput(order).data, status=201)
+        return Response(ErpOrderOutput(order, context={"request": request}).data, status=201)
 
 
 class ErpOrderDetailApi(ErpApiView):
@@ -76,7 +76,8 @@ class ErpOrderDetailApi(ErpApiView):
         Errors:
 
         - 404 `Order not found` (unknown, or another organization's reference)"""
-        return Response(ErpOrderOutput(self.get_order(external_ref)).data)
+        order = self.get_order(external_ref)
+        return Response(ErpOrderOutput(order, context={"request": request}).data)
 
 
 class ErpOrderSlotApi(ErpApiView):
@@ -123,7 +124,7 @@ class ErpOrderCancelApi(ErpApiView):
         serializer = valid_serializer(ErpCancelInput, optional_body(request.data))
         reason = serializer.validated_data.get("reason") or ""
         order = services.erp_order_cancel(order=order, actor=self.actor, reason=reason)
-        return Response(ErpOrderOutput(order).data)
+        return Response(ErpOrderOutput(order, context={"request": request}).data)
 
 
 class ErpSlotHoldsApi(ErpApiView):

@@ -19,7 +19,7 @@ from delivery.fields import (
 )
 from delivery.serializers import CrossFieldSerializer, OutputSerializer
 from integrations.models import Order, PackageSize
-from integrations.serializers import ExternalRefField
+from integrations.serializers import ExternalRefField, TrackingUrlField
 from slots.models import SlotBooking
 from slots.occurrences import zone_tz
 from slots.services import HOLD_TTL_DEFAULT_SECONDS, HOLD_TTL_MAX_SECONDS
@@ -188,6 +188,7 @@ class ErpOrderOutput(ErpOrderSlotOutput):
     externalRef = serializers.CharField()
     assignmentZoneId = serializers.UUIDField(allow_null=True)
     trackingToken = serializers.CharField()
+    trackingUrl = TrackingUrlField()
     createdAt = serializers.DateTimeField()
 
     def to_representation(self, instance: Order) -> dict:
@@ -202,5 +203,6 @@ class ErpOrderOutput(ErpOrderSlotOutput):
             "deliveryWindowEnd": slot["deliveryWindowEnd"],
             "assignmentZoneId": str(instance.zone_id) if instance.zone_id else None,
             "trackingToken": instance.tracking_token,
+            "trackingUrl": self.fields["trackingUrl"].to_representation(instance.tracking_token),
             "createdAt": _TIMESTAMP.to_representation(instance.created_at),
         }

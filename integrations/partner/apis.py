@@ -93,7 +93,7 @@ class PartnerOrdersApi(IntegrationApiView):
                 actor=self.actor,
                 api_key_id=principal.key_id,
             )
-            return 201, PartnerOrderCreatedOutput(order).data
+            return 201, PartnerOrderCreatedOutput(order, context={"request": request}).data
 
         if key is None:
             # The request's transaction, as idempotent_run opens one for a keyed request: the
@@ -131,7 +131,7 @@ class PartnerOrderDetailApi(IntegrationApiView):
         order = selectors.partner_order_get(
             organization_id=request.auth.organization_id, external_ref=external_ref
         )
-        return Response(PartnerOrderOutput(order).data)
+        return Response(PartnerOrderOutput(order, context={"request": request}).data)
 
 
 class PartnerOrderReleaseApi(IntegrationApiView):
@@ -185,7 +185,7 @@ class PartnerOrderCancelApi(IntegrationApiView):
         )
         reason = serializer.validated_data.get("reason") or ""
         order = services.partner_order_cancel(order=order, actor=self.actor, reason=reason)
-        return Response(PartnerOrderOutput(order).data)
+        return Response(PartnerOrderOutput(order, context={"request": request}).data)
 
 
 class DeliveryWindowsApi(IntegrationApiView):

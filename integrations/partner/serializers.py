@@ -28,6 +28,7 @@ from integrations.models import DeliveryMethod, PackageSize, ServiceType, Temper
 from integrations.serializers import (
     ExternalRefField,
     OrderDriverOutput,
+    TrackingUrlField,
     ZoneTimeField,
     current_mapping_status,
 )
@@ -179,6 +180,7 @@ class PartnerOrderCreatedOutput(OutputSerializer):
     deliveryWindowStart = ZoneTimeField()
     deliveryWindowEnd = ZoneTimeField()
     trackingToken = serializers.CharField(source="tracking_token")
+    trackingUrl = TrackingUrlField()
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
 
@@ -198,6 +200,7 @@ class PartnerOrderOutput(OutputSerializer):
     deliveryWindowStart = ZoneTimeField()
     deliveryWindowEnd = ZoneTimeField()
     trackingToken = serializers.CharField(source="tracking_token")
+    trackingUrl = TrackingUrlField()
     currentMappingStatus = serializers.SerializerMethodField(method_name="get_mapping_status")
 
     def get_mapping_status(self, order) -> str:

@@ -215,6 +215,9 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
     ("patch", "/api/manage/organizations/{org_id}/api-keys/{key_id}"): BodyOperation(
         auth="manager", body=key_body
     ),
+    ("post", "/api/manage/organizations/{org_id}/api-keys/{key_id}/webhook-secret/roll"): (
+        BodyOperation(auth="manager", body=lambda w, n: {"overlapHours": 24})
+    ),
     ("post", "/api/manage/organizations/{org_id}/webhook-deliveries/recover"): BodyOperation(
         auth="manager", body=lambda w, n: {"since": "2030-01-01T00:00:00Z"}, also={"keyId": {404}}
     ),

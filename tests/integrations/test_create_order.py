@@ -14,7 +14,8 @@ def test_created_order_has_the_contract_shape(client, mitte):
 
     assert response.status_code == 201, response.content
     body = response.json()
-    assert set(body) == builders.PARTNER_ORDER_FIELDS
+    # trackingUrl: the partner and ERP answers' (the management API's has the token only)
+    assert set(body) == builders.PARTNER_ORDER_FIELDS | {"trackingUrl"}
     assert body["status"] == "pending"
     assert body["externalRef"] == "PO-1001"
     assert body["pickupLat"] == 52.53
@@ -29,6 +30,7 @@ def test_created_order_has_the_contract_shape(client, mitte):
     assert order.family == "partner"
     assert order.platform == "partner_a"
     assert body["trackingToken"] == order.tracking_token
+    assert body["trackingUrl"] == f"http://testserver/track/{order.tracking_token}"
     # contract "Tracking": at least 128 bits of randomness (token_urlsafe(24): 192 bits, 32 chars).
     assert len(order.tracking_token) == 32
 

@@ -80,6 +80,7 @@ def test_read_returns_the_partner_order(client):
         "deliveryWindowStart": SUNDAY_MORNING,
         "deliveryWindowEnd": "2030-01-06T12:00:00+01:00",
         "trackingToken": created["trackingToken"],
+        "trackingUrl": f"http://testserver/track/{created['trackingToken']}",
         "currentMappingStatus": "created",
     }
 

@@ -1,11 +1,22 @@
 """`manage.py demo`: a demo tenant with keys of every platform, idempotently (contract "Running
-it")."""
+it"), and the requests to try them, webhooks included.
+
+The addresses printed follow `BIND`, as gunicorn reads it (`--base-url` overrides). The partner_a
+key's webhook secret is printed in full although the API shows a secret only at create, rotate
+and roll: the demo is a development tool holding the field key, and reads the secret back from
+its encrypted copy as it does the key values; rotating it on every run instead would break a
+receiver started with the previous run's secret.
+"""
+
+import os
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils import timezone
 
 from delivery.encryption import decrypt_text
+from demo.webhook_lines import DEFAULT_WEBHOOK_URL, base_url_from_bind, demo_webhook_lines
 from integrations.demo import demo_partner_curl_lines
 from slots.demo import demo_slots_curl_lines, demo_slots_next_bookable, demo_slots_seed
 from tenants import services
@@ -25,14 +36,27 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument(
+            "--base-url",
+            default=None,
+            help="The service's address in the printed requests (default: from BIND, as "
+            "gunicorn listens; 0.0.0.0 prints as 127.0.0.1)",
+        )
+        parser.add_argument(
+            "--webhook-url",
+            default=DEFAULT_WEBHOOK_URL,
+            help="Where the printed steps point the partner_a key's webhooks (the receiver of "
+            "docs/webhooks.md listens there)",
+        )
 
-    def handle(self, *args, base_url: str, **options):
+    def handle(self, *args, base_url: str | None, webhook_url: str, **options):
+        base_url = base_url or base_url_from_bind(os.environ.get("BIND"))
         with transaction.atomic():
             organization = self._organization()
             self._admin(organization)
+            api_keys = {platform: self._key(organization, platform) for platform in Platform.values}
             keys = {
-                platform: self._key_value(organization, platform) for platform in Platform.values
+                platform: decrypt_text(key.encrypted_value) for platform, key in api_keys.items()
             }
             zones = demo_zones_create(organization=organization)
             demo_slots_seed(organization=organization)
@@ -45,12 +69,37 @@ class Command(BaseCommand):
         for platform, value in keys.items():
             out(f"API key {platform:<10} {value}")
         out(f"Zones: {', '.join(zone.name for zone in zones)}")
+        partner_key = api_keys["partner_a"]
+        webhook_secret = decrypt_text(partner_key.encrypted_webhook_secret)
+        out(f"Webhook secret of the partner_a key: {webhook_secret}")
+        receiver_secret = self._x_service_signature_secret(partner_key, webhook_secret)
+        if receiver_secret != webhook_secret:
+            out(
+                f"  (rolled: until {partner_key.previous_webhook_secret_expires_at:%Y-%m-%d %H:%M}"
+                f" UTC X-Service-Signature is still keyed with {receiver_secret}; "
+                "webhook-signature carries both)"
+            )
         out("\nTry:")
         out(f"  curl -s {base_url}/readyz")
         out(
             f"  curl -s -H 'X-Provisioning-Secret: {settings.PROVISIONING_SECRET}' "
             f"{base_url}/api/provisioning/organizations"
         )
+        out("\nWebhooks (partner_a key; docs/webhooks.md), pasted in this order:")
+        for number, (what, line) in enumerate(
+            demo_webhook_lines(
+                base_url=base_url,
+                organization_id=organization.id,
+                api_key_id=partner_key.id,
+                webhook_secret=receiver_secret,
+                email=DEMO_ADMIN_EMAIL,
+                password=DEMO_ADMIN_PASSWORD,
+                webhook_url=webhook_url,
+            ),
+            start=1,
+        ):
+            out(f"  {number}. {what}")
+            out(f"     {line}")
         out("\nPartner orders (partner_a key):")
         for line in demo_partner_curl_lines(
             base_url=base_url, api_key_value=keys["partner_a"], zone_name=partner_zone.name
@@ -75,6 +124,15 @@ class Command(BaseCommand):
         )
 
     @staticmethod
+    def _x_service_signature_secret(api_key: ApiKey, webhook_secret: str) -> str:
+        """The secret the receiver of docs/webhooks.md checks X-Service-Signature with: while a
+        roll's overlap lasts, the replaced one (docs/webhooks.md "Rolling the secret")."""
+        expires_at = api_key.previous_webhook_secret_expires_at
+        if expires_at is None or expires_at <= timezone.now():
+            return webhook_secret
+        return decrypt_text(api_key.encrypted_previous_webhook_secret)
+
+    @staticmethod
     def _zone_point(zone) -> str:
         point = polygon_from_geodata(zone.geodata).representative_point()
         return f"{point.y:.6f},{point.x:.6f}"
@@ -95,14 +153,15 @@ class Command(BaseCommand):
             defaults={"org_role": OrgRole.ADMIN, "is_active": True},
         )
 
-    def _key_value(self, organization: Organization, platform: str) -> str:
+    def _key(self, organization: Organization, platform: str) -> ApiKey:
+        """The organization's active key of `platform`, created the first time. The demo is a
+        development tool: its caller reads the value and secret back from their encrypted
+        copies."""
         existing = ApiKey.objects.filter(
             organization=organization, platform=platform, is_active=True
         ).first()
         if existing is not None:
-            # The demo is a development tool: it reads the value back from its encrypted copy.
-            return decrypt_text(existing.encrypted_value)
-        issued = services.api_key_create(
+            return existing
+        return services.api_key_create(
             organization_id=organization.id, name=f"Demo {platform}", platform=platform
-        )
-        return issued.value
+        ).api_key
