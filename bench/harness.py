@@ -55,8 +55,8 @@ BENCH_SETTINGS = {
 PRODUCTION_SETTINGS = {
     "DEBUG": "false",
     "SECRET_KEY": "bench-only-secret-key-not-for-production-0123456789",
-    "PROVISIONING_SECRET": "bench-only-provisioning-secret",
-    "FIELD_ENCRYPTION_KEY": "AoUWDpBfIY2F-seBuhOrr3Mfj8b-FUHmU17_EY2C6mE=",
+    "PROVISIONING_SECRET": "bench-only-provisioning-secret-0123456789",
+    "FIELD_ENCRYPTION_KEY": "YmVuY2gtb25seS1maWVsZC1lbmNyeXB0aW9uLWtleSE=",
     "ALLOWED_HOSTS": "127.0.0.1,localhost",
     "SECURE_SSL_REDIRECT": "false",
 }

@@ -9,7 +9,7 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from delivery import versioning
+from delivery import secret_policy, versioning
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -24,12 +24,18 @@ _DEV_FIELD_ENCRYPTION_KEY = "AoUWDpBfIY2F-seBuhOrr3Mfj8b-FUHmU17_EY2C6mE="
 
 
 def _secret(name: str, dev_default: str) -> str:
+    """The secret `name`; with DEBUG on its development value when unset, with DEBUG off a
+    strong value or no start at all (README "Configuration")."""
     value = env.str(name, default="")
-    if value:
-        return value
     if DEBUG:
-        return dev_default
-    raise ImproperlyConfigured(f"{name} must be set when DEBUG is false")
+        return value or dev_default
+    weakness = secret_policy.weakness(name, value, dev_default)
+    if weakness:
+        raise ImproperlyConfigured(
+            f"{name} {weakness}; a strong one is required when DEBUG is false: "
+            f"{secret_policy.how_to_generate(name)}"
+        )
+    return value
 
 
 SECRET_KEY = _secret("SECRET_KEY", _DEV_SECRET_KEY)

@@ -7,6 +7,12 @@ kind="${1:-runtime}"
 file=requirements.txt
 [ "$kind" = "dev" ] && file=requirements-dev.txt
 python=${PYTHON:-python3}
+# `make run` and `make test` started side by side on a fresh clone both come here: the second
+# waits for the first's install (an exclusive lock on var/bootstrap.lock, released when this
+# script exits) and then finds it done. Python's flock, as the flock command is not everywhere.
+mkdir -p var
+exec 9>>var/bootstrap.lock
+"$python" -c 'import fcntl; fcntl.flock(9, fcntl.LOCK_EX)'
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
   .venv/bin/pip install --quiet --upgrade pip

@@ -10,11 +10,11 @@ from html.parser import HTMLParser
 
 import pytest
 import requests
-from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.test import Client
 from playwright.sync_api import expect
 
+from delivery import secret_policy
 from tests.core.browser import Watched
 from tests.gunicorn import ROOT, gunicorn_server
 
@@ -85,9 +85,8 @@ def test_docs_assets_are_served_by_gunicorn_with_debug_off(tmp_path):
     serves the docs pages and every asset they reference (WhiteNoise, from STATIC_ROOT)."""
     production = {
         "DEBUG": "false",
-        "SECRET_KEY": "test-secret-key-for-a-production-like-run",
-        "PROVISIONING_SECRET": "test-provisioning-secret",
-        "FIELD_ENCRYPTION_KEY": settings.FIELD_ENCRYPTION_KEY,
+        # DEBUG=false takes only strong secrets; this server reads no stored one.
+        **secret_policy.generate(),
         # localhost for the health check the server is awaited with (tests/gunicorn.py)
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "SECURE_SSL_REDIRECT": "false",

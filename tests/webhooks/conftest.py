@@ -27,10 +27,16 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from delivery.celery import app as celery_app
+from tests.settings import SERVICE_REDIS_URL, redis_database
 from webhooks import posting, queueing
 
-#: a Redis database of the tests' own, so no other worker takes our messages (nor we theirs)
+#: a Redis database of the tests' own, so no other worker takes our messages (nor we theirs);
+#: it is emptied around every test that uses it, so it may never be the service's (REDIS_URL)
 TEST_BROKER_URL = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/13")
+if redis_database(TEST_BROKER_URL) == redis_database(SERVICE_REDIS_URL):
+    raise pytest.UsageError(
+        f"TEST_BROKER_URL ({TEST_BROKER_URL}) is the service's Redis database (REDIS_URL)"
+    )
 
 
 def independent_hmac_hex(key: str, body: bytes) -> str:
