@@ -27,11 +27,17 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
+#: Celery's lines that name the task among their arguments, and at which position: the beat's
+#: "Sending due task %s (%s)" (entry, task) and the worker's "Discarding revoked task: %s[%s]"
+#: (task, id; a run that expired unstarted, superseded by the next one).
+_TASK_NAME_ARGUMENT = {"Scheduler: Sending due task": 1, "Discarding revoked task": 0}
+
+
 class PeriodicTaskRunFilter(logging.Filter):
     """Drops Celery's INFO lines about runs of the beat's periodic tasks: the beat's "Sending
-    due task", the worker's "received" and "succeeded" (every 5 s for the webhook sweep). Their
-    failures (ERROR) pass, and every other task's lines too; a sweep logs a line of its own
-    when it did something."""
+    due task", the worker's "received", "succeeded" and "Discarding revoked task" (every 5 s
+    for the webhook sweep). Their failures (ERROR) pass, and every other task's lines too; a
+    sweep logs a line of its own when it did something."""
 
     def __init__(self, task_names=()):
         super().__init__()
@@ -45,10 +51,11 @@ class PeriodicTaskRunFilter(logging.Filter):
     @staticmethod
     def _task_name(record: logging.LogRecord) -> str | None:
         # The worker passes what it formats as `extra={"data": {...}}` (celery.app.trace,
-        # celery.worker.strategy); the beat's line is "Sending due task %s (%s)" % (entry, task).
+        # celery.worker.strategy).
         data = getattr(record, "data", None)
         if isinstance(data, dict):
             return data.get("name")
-        if str(record.msg).startswith("Scheduler: Sending due task") and len(record.args) == 2:
-            return record.args[1]
+        for start, position in _TASK_NAME_ARGUMENT.items():
+            if str(record.msg).startswith(start) and isinstance(record.args, tuple):
+                return record.args[position] if len(record.args) > position else None
         return None

@@ -328,6 +328,7 @@ LOGGING = {
         "delivery.access": {} if env.bool("ACCESS_LOG", default=True) else {"level": "WARNING"},
         "celery.beat": {"filters": ["periodic_task_runs"]},
         "celery.worker.strategy": {"filters": ["periodic_task_runs"]},
+        "celery.worker.request": {"filters": ["periodic_task_runs"]},
         "celery.app.trace": {"filters": ["periodic_task_runs"]},
     },
 }
