@@ -2,11 +2,17 @@
 
 import os
 
+import environ
+from gunicorn import glogging
+
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 # Sync workers: the service is classic synchronous Django; 2 cores here, so 4 workers.
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
 worker_class = "sync"
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+# Off by default: Django writes one access line per request (delivery/access_log.py, README
+# "Logs") with the route instead of the raw path, whose tracking and invite tokens are secrets.
+# gunicorn's line has the raw path and also covers requests it refuses before Django.
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG") or None
 errorlog = "-"
 
@@ -28,6 +34,28 @@ metrics_dir = os.environ.setdefault(
     "PROMETHEUS_MULTIPROC_DIR",
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "var", "prometheus"),
 )
+
+
+def _log_format() -> str:
+    """LOG_FORMAT as delivery/settings.py reads it (json by default when DEBUG is false)."""
+    env = environ.Env()
+    return env.str("LOG_FORMAT", default="plain" if env.bool("DEBUG", default=True) else "json")
+
+
+class _JsonLinesLogger(glogging.Logger):
+    """gunicorn's own lines (start, workers booting, its access log when on) as the service's
+    JSON lines, so a log reader meets one format."""
+
+    def setup(self, cfg):
+        super().setup(cfg)
+        from delivery.log_format import JsonFormatter  # noqa: PLC0415 - needs the project
+
+        for handler in (*self.error_log.handlers, *self.access_log.handlers):
+            handler.setFormatter(JsonFormatter())
+
+
+if _log_format() == "json":
+    logger_class = _JsonLinesLogger
 
 
 def on_starting(server):

@@ -92,7 +92,7 @@ def webhook_attempt_recorded(outcome: str) -> None:
         logger.warning("metrics: webhook attempt not counted: %s", error.__class__.__name__)
 
 
-def _route_of(request) -> str:
+def route_of(request) -> str:
     match = getattr(request, "resolver_match", None)
     if match is None:
         return UNMATCHED_ROUTE
@@ -111,7 +111,7 @@ class MetricsMiddleware:
         started = time.perf_counter()
         response = self.get_response(request)
         method = request.method if request.method in _METHODS else "other"
-        key = (method, _route_of(request), response.status_code)
+        key = (method, route_of(request), response.status_code)
         children = _CHILDREN.get(key)
         if children is None:
             children = _CHILDREN.setdefault(key, _children_of(*key))

@@ -73,6 +73,8 @@ MIDDLEWARE = [
     # Outermost but one, so the latency it observes covers every other middleware.
     "delivery.metrics.MetricsMiddleware",
     "delivery.middleware.RequestIdMiddleware",
+    # Inside the request id (its line carries it), outside the rest (it logs the final status).
+    "delivery.access_log.AccessLogMiddleware",
     "delivery.middleware.RateLimitHeadersMiddleware",
     "delivery.middleware.ApiErrorMiddleware",
     "delivery.middleware.UnstorableTextMiddleware",
@@ -315,10 +317,17 @@ if not DEBUG:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
 
+# README "Logs": web, worker and beat alike (delivery/celery.py applies this to Celery too).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "delivery.middleware.RequestIdLogFilter"}},
+    "filters": {
+        "request_id": {"()": "delivery.middleware.RequestIdLogFilter"},
+        "periodic_task_runs": {
+            "()": "delivery.log_format.PeriodicTaskRunFilter",
+            "task_names": sorted({entry["task"] for entry in CELERY_BEAT_SCHEDULE.values()}),
+        },
+    },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
         "json": {"()": "delivery.log_format.JsonFormatter"},
@@ -331,5 +340,13 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.request": {"level": "ERROR"}},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        # One INFO line per request (delivery/access_log.py), kept by LOG_LEVEL=INFO or lower.
+        "delivery.access": {} if env.bool("ACCESS_LOG", default=True) else {"level": "WARNING"},
+        "celery.beat": {"filters": ["periodic_task_runs"]},
+        "celery.worker.strategy": {"filters": ["periodic_task_runs"]},
+        "celery.worker.request": {"filters": ["periodic_task_runs"]},
+        "celery.app.trace": {"filters": ["periodic_task_runs"]},
+    },
 }

@@ -1,21 +1,41 @@
 """Celery interface of the integrations app: small tasks calling services, safe to run twice."""
 
+import logging
+
 from celery import shared_task
 
 from integrations.partner import services as partner_services
 from integrations.services import idempotency, sandbox
 
+logger = logging.getLogger(__name__)
+
 
 @shared_task(name="integrations.release_held_orders", acks_late=True, ignore_result=True)
 def release_held_orders() -> int:
-    """contract "Orders": held orders are released at 00:00 zone time of their delivery day."""
-    return partner_services.held_orders_release()
+    """contract "Orders": held orders are released at 00:00 zone time of their delivery day.
+    Periodic: logs a line only when it released some."""
+    released = partner_services.held_orders_release()
+    if released:
+        logger.info(
+            "integrations.release_held_orders released %s held orders",
+            released,
+            extra={"fields": {"task": "integrations.release_held_orders", "released": released}},
+        )
+    return released
 
 
 @shared_task(name="integrations.expire_idempotency_keys", acks_late=True, ignore_result=True)
 def expire_idempotency_keys() -> int:
-    """contract "Orders": Idempotency-Keys are kept 24 hours."""
-    return idempotency.idempotency_keys_expire()
+    """contract "Orders": Idempotency-Keys are kept 24 hours. Periodic: logs a line only when it
+    deleted some."""
+    deleted = idempotency.idempotency_keys_expire()
+    if deleted:
+        logger.info(
+            "integrations.expire_idempotency_keys deleted %s expired Idempotency-Keys",
+            deleted,
+            extra={"fields": {"task": "integrations.expire_idempotency_keys", "deleted": deleted}},
+        )
+    return deleted
 
 
 @shared_task(name=sandbox.STEP_TASK, acks_late=True, ignore_result=True)

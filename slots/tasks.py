@@ -1,11 +1,23 @@
 """Celery interface of the slots app: periodic, id-free, safe to run twice."""
 
+import logging
+
 from celery import shared_task
 
 from slots import services
 
+logger = logging.getLogger(__name__)
+
 
 @shared_task(name="slots.delete_expired_holds", acks_late=True, ignore_result=True)
 def delete_expired_holds() -> int:
-    """Expired slot holds already count for nothing; this only removes their rows."""
-    return services.slot_holds_expired_delete()
+    """Expired slot holds already count for nothing; this only removes their rows. Periodic:
+    logs a line only when it deleted some."""
+    deleted = services.slot_holds_expired_delete()
+    if deleted:
+        logger.info(
+            "slots.delete_expired_holds deleted %s expired slot holds",
+            deleted,
+            extra={"fields": {"task": "slots.delete_expired_holds", "deleted": deleted}},
+        )
+    return deleted

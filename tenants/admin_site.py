@@ -3,6 +3,7 @@
 from django.contrib import admin
 from django.contrib.auth.forms import AuthenticationForm
 
+from delivery.access_log import attribute_request
 from tenants.models import Membership, OrgRole
 
 
@@ -65,4 +66,10 @@ class DeliveryAdminSite(admin.AdminSite):
     login_form = DeliveryAdminAuthenticationForm
 
     def has_permission(self, request) -> bool:
-        return admin_site_admits(request.user)
+        admitted = admin_site_admits(request.user)
+        if admitted:
+            organizations = administered_organization_ids(request.user)
+            # An admin of several organizations (or staff) is named by user alone.
+            only = organizations[0] if len(organizations) == 1 else None
+            attribute_request(request, userId=request.user.pk, organizationId=only)
+        return admitted

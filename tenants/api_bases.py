@@ -2,6 +2,7 @@
 
 from rest_framework.views import APIView
 
+from delivery.access_log import attribute_request
 from delivery.schema import AutoSchema
 from delivery.throttling import ApiKeyThrottle, ProvisioningThrottle
 from tenants import selectors
@@ -86,6 +87,8 @@ class ManagementApiView(APIView):
     openapi_tags = ["management"]
 
     def get_organization(self) -> Organization:
-        return selectors.admin_organization_get(
+        organization = selectors.admin_organization_get(
             user=self.request.user, organization_id=self.kwargs["org_id"]
         )
+        attribute_request(self.request, organizationId=organization.id)
+        return organization

@@ -11,6 +11,7 @@ from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
+from delivery.access_log import attribute_request
 from delivery.errors import Unauthorized
 from tenants import selectors, services
 from tenants.errors import ApiKeyMissing, InvalidToken, PlatformMismatch
@@ -49,6 +50,9 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise ApiKeyMissing()
         principal = selectors.api_key_authenticate(value=value)
         services.api_key_touch(api_key_id=principal.key_id)
+        attribute_request(
+            request, organizationId=principal.organization_id, apiKeyId=principal.key_id
+        )
         return principal, principal
 
     def authenticate_header(self, request):
@@ -62,6 +66,8 @@ class BearerTokenAuthentication(BaseAuthentication):
         if scheme.lower() != "bearer" or not value.strip():
             raise InvalidToken()
         token = selectors.auth_token_get(value=value.strip())
+        # The organization is named once the view checked the one in its path (api_bases).
+        attribute_request(request, userId=token.user_id)
         return token.user, token
 
     def authenticate_header(self, request):

@@ -1,9 +1,13 @@
 """Celery interface of the webhook outbox: tasks take ids and are safe to run twice (contract
 "Webhooks")."""
 
+import logging
+
 from celery import shared_task
 
 from webhooks import queueing, sending, services
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name=queueing.DELIVER_TASK, acks_late=True, ignore_result=True)
@@ -30,5 +34,14 @@ def deliver_due(after_at: str | None = None, after_id: str | None = None) -> int
 
 @shared_task(name="webhooks.sweep", acks_late=True, ignore_result=True)
 def sweep() -> int:
-    """Queues due deliveries whose message is missing: retries, and messages lost at commit."""
-    return services.deliveries_sweep()
+    """Queues due deliveries whose message is missing: retries, and messages lost at commit.
+    Logs a line only when it queued some (Celery's own lines about this task are filtered out:
+    it runs every few seconds)."""
+    queued = services.deliveries_sweep()
+    if queued:
+        logger.info(
+            "webhooks.sweep queued %s due deliveries",
+            queued,
+            extra={"fields": {"task": "webhooks.sweep", "queued": queued}},
+        )
+    return queued

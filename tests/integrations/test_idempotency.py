@@ -1,6 +1,7 @@
 """Idempotency-Key on Create Order (contract "Orders"): replay, 422, 409, concurrency, expiry."""
 
 import json
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -174,11 +175,23 @@ def posted_25_hours_ago(client, key: str):
 
 
 @pytest.mark.django_db
-def test_keys_expire_after_24_hours(client):
+def test_keys_expire_after_24_hours(client, caplog):
     assert posted_25_hours_ago(client, "old-key").status_code == 201
     assert post(client, builders.partner_order(externalRef="PO-2"), "fresh-key").status_code == 201
+    caplog.set_level(logging.INFO)
 
     assert expire_idempotency_keys() == 1
+    assert expire_idempotency_keys() == 0
+
+    # The periodic task writes one line when it deleted keys, none when there were none.
+    assert [
+        (r.getMessage(), r.fields) for r in caplog.records if r.name == "integrations.tasks"
+    ] == [
+        (
+            "integrations.expire_idempotency_keys deleted 1 expired Idempotency-Keys",
+            {"task": "integrations.expire_idempotency_keys", "deleted": 1},
+        )
+    ]
 
     assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["fresh-key"]
 

@@ -1,6 +1,7 @@
 """Read, release and cancel a partner order; held orders released on their day (contract
 "Orders")."""
 
+import logging
 from datetime import UTC, datetime
 
 import pytest
@@ -294,16 +295,32 @@ def test_an_order_for_today_is_not_held(client, created_at):
     assert Order.objects.get().held_until is None
 
 
-def test_held_orders_are_released_at_midnight_of_their_day(client, organization):
+def test_held_orders_are_released_at_midnight_of_their_day(client, organization, caplog):
     with time_machine.travel(NOW, tick=False):
         builders.create_order(client, deliveryWindowStart=SUNDAY_MORNING)
         builders.create_order(client, externalRef="TODAY")
 
+    def task_lines() -> list[tuple[str, dict]]:
+        lines = [
+            (r.getMessage(), r.fields) for r in caplog.records if r.name == "integrations.tasks"
+        ]
+        caplog.clear()
+        return lines
+
+    caplog.set_level(logging.INFO)
     with time_machine.travel(datetime(2030, 1, 5, 22, 59, tzinfo=UTC), tick=False):
         assert release_held_orders() == 0
+        assert task_lines() == []  # a periodic run that did nothing says nothing
     with time_machine.travel(datetime(2030, 1, 5, 23, 0, 30, tzinfo=UTC), tick=False):
         assert release_held_orders() == 1
+        assert task_lines() == [
+            (
+                "integrations.release_held_orders released 1 held orders",
+                {"task": "integrations.release_held_orders", "released": 1},
+            )
+        ]
         assert release_held_orders() == 0  # safe to run twice
+        assert task_lines() == []
 
     held = Order.objects.get(external_ref="PO-1001")
     assert held.status == OrderStatus.DISPATCHING

@@ -1,6 +1,7 @@
 """Slot holds at checkout (docs/slot-holds.md): `POST/DELETE /integrations/erp/slot-holds` and an
 ERP create with `holdId`. Time is frozen and moved with time-machine."""
 
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -378,7 +379,7 @@ def test_a_new_hold_takes_the_place_of_an_expired_one(client, zone, traveller):
 
 
 def test_the_sweep_deletes_expired_holds_and_is_safe_to_run_twice(
-    organization, client, zone, template, traveller
+    organization, client, zone, template, traveller, caplog
 ):
     expired = held_id(client, template, ttlSeconds=60)
     used = held_id(client, template, ttlSeconds=60)
@@ -387,8 +388,18 @@ def test_the_sweep_deletes_expired_holds_and_is_safe_to_run_twice(
     traveller.move_to(builders.NOW + timedelta(minutes=5))
     updates = len(builders.events_named("erp.slots.updated", organization))
 
+    caplog.set_level(logging.INFO)
+
     assert slot_tasks.delete_expired_holds() == 2
     assert slot_tasks.delete_expired_holds() == 0
+
+    # One line for the run that deleted holds, none for the one that found nothing.
+    assert [(r.getMessage(), r.fields) for r in caplog.records if r.name == "slots.tasks"] == [
+        (
+            "slots.delete_expired_holds deleted 2 expired slot holds",
+            {"task": "slots.delete_expired_holds", "deleted": 2},
+        )
+    ]
 
     assert [str(pk) for pk in SlotHold.objects.values_list("id", flat=True)] == [live]
     assert not SlotHold.objects.filter(pk__in=[expired, used]).exists()
