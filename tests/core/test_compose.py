@@ -28,6 +28,9 @@ PASSED_THROUGH = (
     "ALLOWED_HOSTS",
     "METRICS_TOKEN",
     "GUNICORN_ACCESS_LOG",
+    "ACCESS_LOG",
+    "LOG_LEVEL",
+    "TRACKING_BASE_URL",
 )
 #: What a user puts in .env: the secrets the compose file requires, nothing else.
 DOT_ENV = {"POSTGRES_PASSWORD": "local-postgres-password", **secret_policy.generate()}
