@@ -4,8 +4,10 @@ large header fields, malformed header values. Each gets the contract's JSON erro
 started from gunicorn.conf.py as `make run` starts it, spoken to over raw sockets."""
 
 import json
+import secrets
 
 import pytest
+from cryptography.fernet import Fernet
 
 from tests.conftest import assert_error_body
 from tests.gunicorn import HEALTHZ, body_of, gunicorn_server, raw_request, status_of
@@ -49,11 +51,26 @@ def header_of(raw: bytes, name: str) -> str | None:
     return None
 
 
+def is_chunked(raw: bytes) -> bool:
+    return (header_of(raw, "Transfer-Encoding") or "").lower() == "chunked"
+
+
+def unchunked(body: bytes) -> bytes:
+    """A chunked body's data (an answer Django made without a Content-Length)."""
+    data = b""
+    while True:
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        if size == 0:
+            return data
+        data, body = data + body[:size], body[size + 2 :]
+
+
 def json_error(raw: bytes, status: int, reason: str, code: str | None = None) -> dict:
     """The contract's error body, its `requestId` the answer's `X-Request-Id`."""
     assert status_of(raw) == status, raw[:500]
     assert header_of(raw, "Content-Type") == "application/json", raw[:500]
-    body = json.loads(body_of(raw))
+    body = json.loads(unchunked(body_of(raw)) if is_chunked(raw) else body_of(raw))
     assert_error_body(body, status, request_id=header_of(raw, "X-Request-Id"), code=code)
     assert body["error"] == reason
     return body
@@ -130,3 +147,36 @@ def test_pages_outside_the_api_get_the_same_json(port):
     """The path is unknown when the line could not be read, so every path gets JSON."""
     raw = raw_request(port, get(target_of_length(LINE_LIMIT + 1, "/track/abc")))
     json_error(raw, 414, "URI Too Long", "request_line_too_long")
+
+
+@pytest.fixture(scope="module")
+def production_port(tmp_path_factory, django_db_blocker):
+    """gunicorn as production runs it: DEBUG off, real secrets, one served host."""
+    with (
+        django_db_blocker.unblock(),
+        gunicorn_server(
+            tmp_path_factory.mktemp("gunicorn-production"),
+            DEBUG="false",
+            ALLOWED_HOSTS="localhost",
+            SECRET_KEY=secrets.token_urlsafe(50),
+            PROVISIONING_SECRET=secrets.token_urlsafe(32),
+            FIELD_ENCRYPTION_KEY=Fernet.generate_key().decode(),
+        ) as port,
+    ):
+        yield port
+
+
+@pytest.mark.parametrize("path", [PATH, "/healthz", "/track/abc", "/admin/login/"])
+def test_a_host_the_service_does_not_serve_is_a_json_400_with_debug_off(production_port, path):
+    """Django's own answer would be its HTML "Bad Request (400)" page."""
+    raw = raw_request(production_port, get(path).replace(b"Host: localhost", b"Host: evil.test"))
+    body = json_error(raw, 400, "Bad Request", "bad_host")
+    assert body["message"] == "Invalid Host header"
+    assert status_of(raw_request(production_port, HEALTHZ)) == 200  # the served host
+
+
+def test_a_transfer_coding_gunicorn_does_not_implement_is_501_json(port):
+    raw = raw_request(port, request(f"POST {PATH} HTTP/1.1", b"Transfer-Encoding: bogus"))
+    body = json_error(raw, 501, "Not Implemented", "transfer_coding_unsupported")
+    assert body["message"] == "Unsupported transfer coding: 'bogus'"
+    assert raw.startswith(b"HTTP/1.1 501 Not Implemented\r\n")
