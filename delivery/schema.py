@@ -12,7 +12,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers
 
-from delivery.errors import error_body
+from delivery.errors import ApplicationError, error_body
 from delivery.throttling import is_rate_limited
 
 ErrorBody = inline_serializer(
@@ -71,9 +71,13 @@ _EXAMPLES = {
 EXAMPLE_REQUEST_ID = "0b6a3f1c9e2d4f5a8b7c6d5e4f3a2b1c"
 
 
-def error_example(status: int) -> OpenApiExample:
-    """A realistic error body of `status` (one of its codes; the contract's table has all)."""
-    name, code, message = _EXAMPLES[status]
+def error_example(status: int, error: ApplicationError | None = None) -> OpenApiExample:
+    """A realistic error body of `status`: one of its codes (the contract's table has all), or
+    `error`'s, for a response that documents one error."""
+    if error is None:
+        name, code, message = _EXAMPLES[status]
+    else:
+        name, code, message = type(error).__name__, error.code, error.message
     return OpenApiExample(
         name,
         value=error_body(status, message, code=code, request_id=EXAMPLE_REQUEST_ID),

@@ -229,3 +229,46 @@ def test_a_bad_host_met_above_the_error_layer_gets_the_json_body_from_handler400
 
     body = assert_error(response, 400, "Invalid Host header", code="bad_host")
     assert len(body["requestId"]) == 32
+
+
+# ----- the OpenAPI document -----
+
+
+@pytest.fixture(scope="module")
+def document(django_db_blocker):
+    with django_db_blocker.unblock():
+        response = Client().get("/api/schema/?format=json")
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_the_error_schema_has_code_and_request_id(document):
+    error = document["components"]["schemas"]["Error"]
+    assert set(error["required"]) == {"statusCode", "message", "error", "code", "requestId"}
+    code = error["properties"]["code"]
+    # Not an enum: a new code within a status is a compatible change (contract "Errors").
+    assert code["type"] == "string" and "enum" not in code
+    assert 'docs/contract.md "Errors"' in code["description"]
+    assert error["properties"]["requestId"]["type"] == "string"
+
+
+def test_every_error_answer_of_every_operation_shows_a_body_with_a_documented_code(document):
+    table = documented_codes()
+    checked = 0
+    for path, entries in document["paths"].items():
+        for method, operation in entries.items():
+            for status, answer in operation.get("responses", {}).items():
+                if int(status) < 400:
+                    continue
+                content = answer["content"]["application/json"]
+                assert content["schema"] == {"$ref": "#/components/schemas/Error"}
+                examples = list(content.get("examples", {}).values())
+                assert examples, f"{method.upper()} {path} {status} has no example"
+                for example in examples:
+                    body = example["value"]
+                    assert set(body) == {"statusCode", "message", "error", "code", "requestId"}
+                    assert body["statusCode"] == int(status), (path, method, body)
+                    assert table.get(body["code"]) == int(status), (path, method, body)
+                    assert body["requestId"]
+                checked += 1
+    assert checked > 200
