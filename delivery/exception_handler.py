@@ -1,5 +1,5 @@
 """Maps every exception raised inside a DRF view to the contract's error body (contract
-"Errors")."""
+"Errors"): an error of the service's vocabulary (delivery/errors.py), so every body has a code."""
 
 import logging
 import re
@@ -13,11 +13,19 @@ from rest_framework.response import Response
 from delivery.errors import (
     ApplicationError,
     Forbidden,
+    InternalError,
+    InvalidJson,
+    MethodNotAllowed,
     NotFound,
     RateLimited,
     ServiceUnavailable,
+    Unauthorized,
+    UnsupportedMediaType,
+    ValidationFailed,
     error_body,
+    error_of_status,
 )
+from delivery.middleware import request_id_var
 
 logger = logging.getLogger(__name__)
 
@@ -59,38 +67,43 @@ def _names_its_field(text: str, path: str) -> bool:
 
 
 def api_exception_handler(exc, context):
+    error = application_error_of(exc, context["request"])
+    if error is None:
+        return None  # ApiErrorMiddleware renders and logs anything else as a 500.
+    body = error_body(
+        error.status_code, error.message, code=error.code, request_id=request_id_var.get()
+    )
+    return Response(body, status=error.status_code, headers=error.headers)
+
+
+def application_error_of(exc, request) -> ApplicationError | None:
+    """The error of the service's vocabulary an exception stands for, so its body carries a code
+    of the contract's table; None for what only a 500 can answer."""
     if isinstance(exc, ApplicationError):
-        return Response(
-            error_body(exc.status_code, exc.message), status=exc.status_code, headers=exc.headers
-        )
+        return exc
     if isinstance(exc, drf_exceptions.ValidationError):
-        return Response(error_body(400, flatten_validation_errors(exc.detail)), status=400)
+        return ValidationFailed(flatten_validation_errors(exc.detail))
     if isinstance(exc, drf_exceptions.ParseError):
-        return Response(error_body(400, "Request body is not valid JSON"), status=400)
+        return InvalidJson()
     if isinstance(exc, drf_exceptions.UnsupportedMediaType):
-        return Response(error_body(415, "Content-Type must be application/json"), status=415)
+        return UnsupportedMediaType()
     if isinstance(exc, drf_exceptions.MethodNotAllowed):
-        return Response(error_body(405, f"Method {context['request'].method} not allowed"), 405)
+        return MethodNotAllowed(f"Method {request.method} not allowed")
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
-        return Response(error_body(401, str(exc.detail)), status=401)
+        return Unauthorized(str(exc.detail))
     if isinstance(exc, drf_exceptions.Throttled):
-        wait = max(1, int(exc.wait or 1))
-        return Response(
-            error_body(429, RateLimited.default_message),
-            status=429,
-            headers={"Retry-After": str(wait)},
-        )
+        return RateLimited(retry_after=exc.wait or 1)
     if isinstance(exc, drf_exceptions.APIException):
-        return Response(error_body(exc.status_code, str(exc.detail)), status=exc.status_code)
+        return error_of_status(exc.status_code, str(exc.detail))
     if isinstance(exc, Http404):
-        return Response(error_body(404, NotFound.default_message), status=404)
+        return NotFound()
     if isinstance(exc, PermissionDenied):
-        return Response(error_body(403, Forbidden.default_message), status=403)
+        return Forbidden()
     if isinstance(exc, OperationalError | InterfaceError):
         # The database is away: answer fast with 503 instead of hanging or leaking SQL.
         logger.error("database unavailable: %s", exc.__class__.__name__)
-        return Response(error_body(503, ServiceUnavailable.default_message), status=503)
+        return ServiceUnavailable()
     if isinstance(exc, DatabaseError):
         logger.exception("database error")
-        return Response(error_body(500, "Internal server error"), status=500)
-    return None  # ApiErrorMiddleware renders and logs anything else as a 500.
+        return InternalError()
+    return None

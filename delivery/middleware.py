@@ -4,20 +4,36 @@ import contextvars
 import logging
 import re
 import uuid
-from http import HTTPStatus
 from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponseBadRequest, HttpResponseNotFound, JsonResponse
 from django.urls import Resolver404, resolve
+from django.views import defaults
 
-from delivery.errors import NotFound, ServiceUnavailable, error_body
+from delivery.errors import (
+    ApplicationError,
+    BadHost,
+    BadRequest,
+    ContentLengthInvalid,
+    InternalError,
+    NotFound,
+    PayloadTooLarge,
+    QueryNotUtf8,
+    ServiceUnavailable,
+    UnstorableText,
+    error_body,
+    generic_code,
+    reason_phrase,
+)
 from delivery.parsers import has_unstorable, unstorable_text_message
 from delivery.ratelimit import rate_limit_states
 
 logger = logging.getLogger(__name__)
+# Django's own logger for this refusal, so an operator silences or routes it as Django documents.
+disallowed_host_logger = logging.getLogger("django.security.DisallowedHost")
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
@@ -71,10 +87,41 @@ def is_api_request(request) -> bool:
     return request.path.startswith("/api/") or request.path == "/api"
 
 
-def json_error(status: int, message: str | list[str], headers: dict | None = None) -> JsonResponse:
-    response = JsonResponse(error_body(status, message), status=status)
+def json_error(
+    status: int, message: str | list[str], headers: dict | None = None, *, code: str | None = None
+) -> JsonResponse:
+    """The contract's error body as a response; `code` defaults to the status's generic one.
+    The request id is the one RequestIdMiddleware set for this request (and puts in the header).
+    """
+    body = error_body(
+        status, message, code=code or generic_code(status), request_id=request_id_var.get()
+    )
+    response = JsonResponse(body, status=status)
     for name, value in (headers or {}).items():
         response[name] = value
+    return response
+
+
+def error_response(error: ApplicationError) -> JsonResponse:
+    return json_error(error.status_code, error.message, error.headers, code=error.code)
+
+
+def bad_request(request, exception=None):
+    """handler400: a refused Host gets the JSON error body on every path, and so does any 400
+    under /api/ (Django's HTML page elsewhere). ApiErrorMiddleware refuses a bad Host before any
+    view; this covers Django raising DisallowedHost outside it (a middleware above it asking for
+    the host), where no request id may be set yet: then one is made for header and body alike.
+    """
+    if not isinstance(exception, DisallowedHost) and not is_api_request(request):
+        return defaults.bad_request(request, exception)
+    error = BadHost() if isinstance(exception, DisallowedHost) else BadRequest()
+    request_id = getattr(request, "request_id", None) or uuid.uuid4().hex
+    token = request_id_var.set(request_id)
+    try:
+        response = error_response(error)
+    finally:
+        request_id_var.reset(token)
+    response["X-Request-Id"] = request_id
     return response
 
 
@@ -85,6 +132,9 @@ class ApiErrorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        refused = self._host_not_allowed(request)
+        if refused:
+            return refused
         if is_api_request(request):
             refused = self._body_too_large(request) or self._query_not_utf8(request)
             if refused:
@@ -97,13 +147,24 @@ class ApiErrorMiddleware:
         return response
 
     @staticmethod
+    def _host_not_allowed(request):
+        """A Host outside ALLOWED_HOSTS is refused here, on every path and whatever DEBUG says,
+        with the JSON body (Django would answer its HTML page, or its debug page)."""
+        try:
+            request.get_host()
+        except DisallowedHost as exc:
+            disallowed_host_logger.warning("%s", exc)
+            return error_response(BadHost())
+        return None
+
+    @staticmethod
     def _body_too_large(request):
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
-            return json_error(400, "Content-Length header is not valid")
+            return error_response(ContentLengthInvalid())
         if length > settings.MAX_REQUEST_BODY_BYTES:
-            return json_error(413, "Request body must not exceed 1 MiB")
+            return error_response(PayloadTooLarge())
         return None
 
     @staticmethod
@@ -117,17 +178,13 @@ class ApiErrorMiddleware:
             # WSGI hands the bytes over as latin-1 text: encode back to the bytes sent.
             unquote_to_bytes(raw.encode("latin-1")).decode("utf-8")
         except (UnicodeEncodeError, UnicodeDecodeError):
-            return json_error(400, "Query string is not valid UTF-8")
+            return error_response(QueryNotUtf8())
         return None
 
     @staticmethod
     def _as_json(response):
         status = response.status_code
-        try:
-            phrase = HTTPStatus(status).phrase
-        except ValueError:
-            phrase = "Error"
-        message = NotFound.default_message if status == 404 else phrase
+        message = NotFound.default_message if status == 404 else reason_phrase(status)
         replacement = json_error(status, message)
         for header in ("Allow", "Retry-After", "WWW-Authenticate"):
             if header in response:
@@ -138,12 +195,12 @@ class ApiErrorMiddleware:
         if not is_api_request(request):
             return None
         if isinstance(exception, RequestDataTooBig):
-            return json_error(413, "Request body must not exceed 1 MiB")
+            return error_response(PayloadTooLarge())
         if isinstance(exception, OperationalError | InterfaceError):
             logger.error("database unavailable: %s", exception.__class__.__name__)
-            return json_error(503, ServiceUnavailable.default_message)
+            return error_response(ServiceUnavailable())
         logger.exception("unhandled error on %s %s", request.method, request.path)
-        return json_error(500, "Internal server error")
+        return error_response(InternalError())
 
 
 class UnstorableTextMiddleware:
@@ -160,10 +217,12 @@ class UnstorableTextMiddleware:
             # An API route answers its own 404 (`Order not found`): its lookups refuse such
             # ids before the database (tests/core/test_hostile_classes.py sends them to all).
             message = NotFound.default_message
-            return json_error(404, message) if api else HttpResponseNotFound(message)
+            return error_response(NotFound()) if api else HttpResponseNotFound(message)
         problem = self._query_problem(request) or self._header_problem(request)
+        if problem and api:
+            return error_response(UnstorableText([problem]))
         if problem:
-            return json_error(400, [problem]) if api else HttpResponseBadRequest(problem)
+            return HttpResponseBadRequest(problem)
         return self.get_response(request)
 
     @staticmethod

@@ -62,6 +62,8 @@ _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 
 
 class WebhookUrlRefused(ValidationFailed):
+    code = "webhook_url_refused"
+
     def __init__(self, reason: str):
         super().__init__([f"webhookUrl {reason}"])
 

@@ -5,7 +5,7 @@ import re
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from delivery.errors import BadRequest, ValidationFailed
+from delivery.errors import JsonTooDeep, UnstorableText
 
 #: Deeper bodies are refused. Real ones nest a few levels (a GeoJSON polygon is 5 deep); a
 #: free-form field (zone metadata) nested hundreds deep would pass the decoder, then exhaust
@@ -23,10 +23,10 @@ class SafeJSONParser(JSONParser):
         except RecursionError:
             raise ParseError("Request body is not valid JSON") from None
         if _deeper_than(data, MAX_JSON_DEPTH):
-            raise BadRequest(f"Request body must not nest deeper than {MAX_JSON_DEPTH} levels")
+            raise JsonTooDeep(MAX_JSON_DEPTH)
         where = unstorable_text_at(data)
         if where is not None:
-            raise ValidationFailed([unstorable_text_message(where or "Request body")])
+            raise UnstorableText([unstorable_text_message(where or "Request body")])
         return data
 
 

@@ -13,6 +13,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers
 
+from delivery.errors import ApplicationError, error_body
 from delivery.throttling import is_rate_limited
 
 ErrorBody = inline_serializer(
@@ -21,6 +22,15 @@ ErrorBody = inline_serializer(
         "statusCode": serializers.IntegerField(),
         "message": serializers.JSONField(help_text="A string, or an array of strings for 400s"),
         "error": serializers.CharField(help_text="The HTTP reason phrase"),
+        "code": serializers.CharField(
+            help_text="What went wrong, as a stable snake_case name to branch on (`slot_full`, "
+            '`validation_failed`); docs/contract.md "Errors" lists every code with its status. '
+            "A status may gain new codes: treat an unknown one as its status says."
+        ),
+        "requestId": serializers.CharField(
+            help_text="This request's id, the same as the X-Request-Id response header: quote it "
+            "when reporting a problem."
+        ),
     },
 )
 
@@ -37,9 +47,53 @@ _DESCRIPTIONS = {
     503: "Service Unavailable",
 }
 
+#: one real body per status: (example name, code, message)
+_EXAMPLES = {
+    400: ("Validation failed", "validation_failed", ["name is required"]),
+    401: ("Invalid API key", "api_key_invalid", "Invalid API key"),
+    403: ("Wrong platform", "platform_mismatch", "API key does not match partner-a integration"),
+    404: ("Not found", "not_found", "Not found"),
+    409: (
+        "Duplicate externalRef",
+        "duplicate_external_ref",
+        "Order with externalRef PO-1001 already exists",
+    ),
+    413: ("Body too large", "payload_too_large", "Request body must not exceed 1 MiB"),
+    415: ("Not JSON", "unsupported_media_type", "Content-Type must be application/json"),
+    422: (
+        "Idempotency-Key reused",
+        "idempotency_key_reused",
+        "Idempotency-Key was already used with a different request body",
+    ),
+    429: ("Rate limited", "rate_limited", "Too many requests"),
+    503: ("Unavailable", "service_unavailable", "Service temporarily unavailable"),
+}
+
+EXAMPLE_REQUEST_ID = "0b6a3f1c9e2d4f5a8b7c6d5e4f3a2b1c"
+
+
+def error_example(status: int, error: ApplicationError | None = None) -> OpenApiExample:
+    """A realistic error body of `status`: one of its codes (the contract's table has all), or
+    `error`'s, for a response that documents one error."""
+    if error is None:
+        name, code, message = _EXAMPLES[status]
+    else:
+        name, code, message = type(error).__name__, error.code, error.message
+    return OpenApiExample(
+        name,
+        value=error_body(status, message, code=code, request_id=EXAMPLE_REQUEST_ID),
+        status_codes=[status],
+        response_only=True,
+    )
+
 
 def errors(*codes: int) -> dict[int, OpenApiResponse]:
-    return {code: OpenApiResponse(ErrorBody, description=_DESCRIPTIONS[code]) for code in codes}
+    return {
+        code: OpenApiResponse(
+            ErrorBody, description=_DESCRIPTIONS[code], examples=[error_example(code)]
+        )
+        for code in codes
+    }
 
 
 #: answered before any counting (authentication, permission, body size): no rate-limit fields

@@ -38,3 +38,6 @@ urlpatterns = [
     path("api/", include(api_patterns)),
     path("", include("tracking.page_urls")),
 ]
+
+# A refused Host answers the contract's JSON error body, not Django's HTML page (contract "Errors").
+handler400 = "delivery.middleware.bad_request"

@@ -25,7 +25,7 @@ from django.utils import timezone
 from shapely.geometry import Point
 
 from delivery import metrics
-from delivery.errors import BadRequest, ValidationFailed
+from delivery.errors import ValidationFailed
 from delivery.fields import parse_uuid
 from delivery.queries import CompiledInsert, column, rows_insert, table
 from slots import counters, selectors
@@ -39,6 +39,7 @@ from slots.errors import (
     SlotHoldNotFound,
     SlotHoldUsed,
     SlotTemplateTaken,
+    SlotZoneDisabled,
     ZoneNotForSlots,
 )
 from slots.models import SlotBooking, SlotDay, SlotHold, SlotPolicy, SlotTemplate
@@ -390,7 +391,7 @@ def slot_booking_check(
         raise DropoffOutsideZone()
     if not zone.enabled:
         # contract "Slots and windows": a slot of a disabled zone is not bookable.
-        raise BadRequest("Delivery zone is disabled")
+        raise SlotZoneDisabled()
     # Last, after the contract's own checks: a blackout only refuses what would otherwise pass.
     zone_selectors.zone_blackout_check(zone=zone, day=day)
     return slot

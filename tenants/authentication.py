@@ -12,9 +12,14 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
 from delivery.access_log import attribute_request
-from delivery.errors import Unauthorized
 from tenants import selectors, services
-from tenants.errors import ApiKeyMissing, InvalidToken, PlatformMismatch
+from tenants.errors import (
+    ApiKeyMissing,
+    InvalidToken,
+    PlatformMismatch,
+    ProvisioningSecretInvalid,
+    ProvisioningSecretMissing,
+)
 from tenants.keycache import ApiKeyPrincipal
 
 
@@ -31,9 +36,9 @@ class ProvisioningSecretAuthentication(BaseAuthentication):
     def authenticate(self, request):
         sent = request.headers.get("X-Provisioning-Secret")
         if not sent:
-            raise Unauthorized("Missing X-Provisioning-Secret header")
+            raise ProvisioningSecretMissing()
         if not hmac.compare_digest(sent.encode(), settings.PROVISIONING_SECRET.encode()):
-            raise Unauthorized("Invalid provisioning secret")
+            raise ProvisioningSecretInvalid()
         caller = ProvisioningCaller(sent)
         return caller, caller
 

@@ -75,12 +75,16 @@ def other_organization(db) -> Organization:
     return builders.organization("Globex Logistics")
 
 
-def assert_error(response, status: int, message=None):
-    """The contract's error body (contract "Errors"), and the message when given."""
+ERROR_BODY_KEYS = {"statusCode", "message", "error", "code", "requestId"}
+
+
+def assert_error(response, status: int, message=None, *, code: str | None = None):
+    """The contract's error body (contract "Errors"): exactly its five fields, a code of the
+    contract's table (`code=` checks which), the request id of the response's `X-Request-Id`;
+    and the message when given."""
     assert response.status_code == status, response.content
     body = response.json()
-    assert set(body) == {"statusCode", "message", "error"}, body
-    assert body["statusCode"] == status
+    assert_error_body(body, status, request_id=response["X-Request-Id"], code=code)
     if message is not None:
         if isinstance(body["message"], list) and isinstance(message, str):
             assert message in body["message"], body["message"]
@@ -89,11 +93,29 @@ def assert_error(response, status: int, message=None):
     return body
 
 
+def assert_error_body(body: dict, status: int, *, request_id: str, code: str | None = None):
+    """`body` is the contract's error body of `status`, answered with `request_id` in its
+    `X-Request-Id` (for answers read off the wire, not through Django's test client)."""
+    assert set(body) == ERROR_BODY_KEYS, body
+    assert body["statusCode"] == status, body
+    assert isinstance(body["message"], str | list), body
+    assert is_snake_case(body["code"]), body
+    if code is not None:
+        assert body["code"] == code, body
+    assert request_id, "the answer has no X-Request-Id"
+    assert body["requestId"] == request_id, body
+
+
+def is_snake_case(code: str) -> bool:
+    words = code.split("_")
+    return code.isascii() and all(word.isalnum() and word.islower() for word in words)
+
+
 def assert_rate_limited_after(client, path: str, allowed: int, status: int = 200):
     """`allowed` GETs of `path` answered `status`, then the next one refused with the contract's
     429 (contract "Rate limits"); returns that refusal."""
     for _ in range(allowed):
         assert client.get(path).status_code == status
     refused = client.get(path)
-    assert_error(refused, 429, "Too many requests")
+    assert_error(refused, 429, "Too many requests", code="rate_limited")
     return refused

@@ -3,11 +3,12 @@
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from delivery.schema import ErrorBody, errors
+from delivery.schema import ErrorBody, error_example, errors
 from tenants import selectors as tenant_selectors
 from tenants.api_bases import ManagementApiView
 from webhooks import openapi_examples as examples
 from webhooks import probes, selectors, services
+from webhooks.errors import WebhookUrlMissing
 from webhooks.serializers import (
     DeliveryListInput,
     DeliveryOutput,
@@ -82,7 +83,11 @@ class ApiKeyTestWebhookApi(ManagementApiView):
         responses={
             200: TestWebhookOutput,
             **errors(401, 404, 409),
-            400: OpenApiResponse(ErrorBody, description="API key has no webhook URL"),
+            400: OpenApiResponse(
+                ErrorBody,
+                description="API key has no webhook URL",
+                examples=[error_example(400, WebhookUrlMissing())],
+            ),
         },
     )
     def post(self, request, org_id, key_id):

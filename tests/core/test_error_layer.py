@@ -27,40 +27,42 @@ def client_with_secret(settings) -> Client:
 
 
 def test_unknown_route_is_a_json_404():
-    assert_error(Client().get("/api/no/such/thing"), 404, "Not found")
+    assert_error(Client().get("/api/no/such/thing"), 404, "Not found", code="not_found")
 
 
 def test_wrong_method_is_a_json_405(client_with_secret):
     response = client_with_secret.put(ORGS, "{}", content_type="application/json")
-    assert_error(response, 405, "Method PUT not allowed")
+    assert_error(response, 405, "Method PUT not allowed", code="method_not_allowed")
 
 
 def test_invalid_json_is_400(client_with_secret):
     response = client_with_secret.post(ORGS, "{not json", content_type="application/json")
-    assert_error(response, 400, "Request body is not valid JSON")
+    assert_error(response, 400, "Request body is not valid JSON", code="invalid_json")
 
 
 def test_invalid_utf8_is_400(client_with_secret):
     response = client_with_secret.post(ORGS, b"\xff\xfe{", content_type="application/json")
-    assert_error(response, 400, "Request body is not valid JSON")
+    assert_error(response, 400, "Request body is not valid JSON", code="invalid_json")
 
 
 def test_non_json_body_is_415(client_with_secret):
     response = client_with_secret.post(
         ORGS, "name=x", content_type="application/x-www-form-urlencoded"
     )
-    assert_error(response, 415)
+    assert_error(
+        response, 415, "Content-Type must be application/json", code="unsupported_media_type"
+    )
 
 
 def test_body_over_one_mebibyte_is_413(client_with_secret):
     body = '{"name": "' + "x" * (1024 * 1024) + '"}'
     response = client_with_secret.post(ORGS, body, content_type="application/json")
-    assert_error(response, 413)
+    assert_error(response, 413, "Request body must not exceed 1 MiB", code="payload_too_large")
 
 
 def test_json_array_body_is_400(client_with_secret):
     response = client_with_secret.post(ORGS, "[1, 2]", content_type="application/json")
-    assert_error(response, 400)
+    assert_error(response, 400, code="validation_failed")
 
 
 def test_deeply_nested_json_is_400_not_500(client_with_secret):
@@ -96,14 +98,14 @@ def test_unhandled_error_is_a_json_500_without_internals(client_with_secret, mon
 
     monkeypatch.setattr(selectors, "organization_list_with_counts", explode)
     response = client_with_secret.get(ORGS)
-    body = assert_error(response, 500, "Internal server error")
+    body = assert_error(response, 500, "Internal server error", code="internal_error")
     assert "SELECT" not in response.content.decode()
     assert body["error"] == "Internal Server Error"
 
 
 def test_invalid_utf8_in_path_is_a_json_404(client_with_secret):
     response = client_with_secret.get("/api/provisioning/organizations/%ff%fe/api-keys")
-    assert_error(response, 404)
+    assert_error(response, 404, code="organization_not_found")
 
 
 def test_log_lines_carry_the_generated_request_id_when_the_client_sent_none(
@@ -157,7 +159,9 @@ def test_body_nested_deeper_than_64_levels_is_400(client_with_secret):
     assert "Request body must not nest" not in response.content.decode()
     too_deep = '{"name": ' + '{"a": ' * 64 + "1" + "}" * 64 + "}"  # 65 levels
     response = client_with_secret.post(ORGS, too_deep, content_type="application/json")
-    assert_error(response, 400, "Request body must not nest deeper than 64 levels")
+    assert_error(
+        response, 400, "Request body must not nest deeper than 64 levels", code="json_too_deep"
+    )
     for depth, status in ((64, 400), (65, 400)):
         body = "[" * depth + "]" * depth
         response = client_with_secret.post(ORGS, body, content_type="application/json")
@@ -167,5 +171,5 @@ def test_body_nested_deeper_than_64_levels_is_400(client_with_secret):
 
 def test_query_string_that_is_not_utf8_is_400(client_with_secret):
     response = client_with_secret.get(ORGS + "?q=%ff")
-    assert_error(response, 400, "Query string is not valid UTF-8")
+    assert_error(response, 400, "Query string is not valid UTF-8", code="query_not_utf8")
     assert client_with_secret.get(ORGS + "?q=%C3%A9t%C3%A9").status_code == 200

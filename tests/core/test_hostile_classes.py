@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from tests.conftest import assert_error
 from tests.core.test_hostile_text import BODY_OPERATIONS, _resolve, _schema, set_field
 from tests.core.test_openapi_fuzz import credentials_for, real_value
 
@@ -165,9 +166,7 @@ def _assert_answer(response, kind: str, value) -> None:
         return
     assert response["Content-Type"] == "application/json", response["Content-Type"]
     if status >= 400:
-        error = response.json()
-        assert set(error) == {"statusCode", "message", "error"}, error
-        assert error["statusCode"] == status
+        assert_error(response, status)
     hostile_text = isinstance(value, str) and UNSTORABLE.search(value) is not None
     if kind == "key" or (hostile_text and kind != "path"):
         assert status == 400, seen

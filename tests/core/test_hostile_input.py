@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import builders
+from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db
 
@@ -111,8 +112,7 @@ def test_no_input_produces_a_server_error(
 
     assert response.status_code < 500, (method, path, body, response.content[:300])
     if response.status_code >= 400:
-        error = response.json()
-        assert set(error) == {"statusCode", "message", "error"}
+        assert_error(response, response.status_code)
 
 
 @pytest.fixture

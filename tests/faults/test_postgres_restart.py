@@ -28,6 +28,7 @@ UNAVAILABLE = {
     "statusCode": 503,
     "message": "Service temporarily unavailable",
     "error": "Service Unavailable",
+    "code": "service_unavailable",
 }
 
 
@@ -38,6 +39,7 @@ class Sample:
     status: int | None  # None: no answer (timeout, connection reset)
     body: object
     ref: str = ""
+    request_id: str = ""
 
 
 class Load:
@@ -62,9 +64,10 @@ class Load:
             except ValueError:
                 body = response.text
             status = response.status_code
+            request_id = response.headers.get("X-Request-Id", "")
         except requests.RequestException as exc:
-            status, body = None, repr(exc)
-        return Sample(started, time.monotonic() - started, status, body, ref)
+            status, body, request_id = None, repr(exc), ""
+        return Sample(started, time.monotonic() - started, status, body, ref, request_id)
 
     def _orders(self) -> None:
         while not self.stop.is_set():
@@ -161,7 +164,8 @@ def test_postgres_restart_under_load_fails_fast_and_recovers(
     assert all("database" in s.body["failing"] for s in probes_down)
     for sample in failures:
         assert sample.status == 503, sample
-        assert sample.body == UNAVAILABLE, sample
+        assert sample.body == {**UNAVAILABLE, "requestId": sample.request_id}, sample
+        assert sample.request_id, sample
         assert sample.latency < FAIL_FAST_SECONDS, sample
     assert {s.status for s in during} == {503}
     # Recovered by itself: the same gunicorn master, every request since then accepted.

@@ -72,6 +72,8 @@ def test_reset_password_activates_the_invited_admin_and_ends_old_tokens(base_url
         "statusCode": 401,
         "message": "Invalid or missing token",
         "error": "Unauthorized",
+        "code": "token_invalid",
+        "requestId": refused.headers["X-Request-Id"],
     }
     second = log_in(base_url, "ada@example.com", "another-Passphrase-77")
     assert manage(base_url, organization_id, second.json()["token"]).status_code == 200
