@@ -9,6 +9,7 @@ from django.db import models
 from delivery import netguard
 from delivery import webhook_events as catalog
 from tenants import services
+from tenants.admin_display import time_field
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import ApiKey, Driver, Membership, Organization, Platform, User
 
@@ -16,7 +17,8 @@ from tenants.models import ApiKey, Driver, Membership, Organization, Platform, U
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
     ordering = ("email",)
-    list_display = ("email", "name", "is_active", "is_staff", "date_joined")
+    list_display = ("email", "name", "is_active", "is_staff", "joined")
+    joined = time_field("date_joined", "Date joined")
     search_fields = ("email", "name")
     fieldsets = (
         (None, {"fields": ("email", "password", "name")}),
@@ -53,15 +55,19 @@ class MembershipInline(admin.TabularInline):
 @admin.register(Organization)
 class OrganizationAdmin(OrganizationScopedAdmin):
     organization_lookup = "id"
-    list_display = ("name", "slug", "is_active", "created_at")
+    list_display = ("name", "slug", "is_active", "created")
     search_fields = ("name", "slug")
     inlines = (MembershipInline,)
+    created = time_field("created_at", "Created")
+
+    def get_fields(self, request, obj=None):
+        return ("name", "slug", "is_active", "created")
 
     def get_readonly_fields(self, request, obj=None):
         if self._is_superuser(request):
-            return ()
+            return ("created",)
         # Whether an organization exists and how it is addressed is the parent platform's call.
-        return ("slug", "is_active", "created_at")
+        return ("slug", "is_active", "created")
 
     def has_add_permission(self, request) -> bool:
         return self._is_superuser(request)  # organizations come from provisioning
@@ -138,18 +144,14 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
         "masked_value",
         "is_active",
         "organization",
-        "last_used_at",
+        "last_used",
     )
     list_filter = ("platform", "is_active", "test")
-    readonly_fields = (
-        "test",
-        "prefix",
-        "is_active",
-        "created_at",
-        "last_used_at",
-        "rotated_at",
-        "revoked_at",
-    )
+    readonly_fields = ("test", "prefix", "is_active", "created", "last_used", "rotated", "revoked")
+    created = time_field("created_at", "Created")
+    last_used = time_field("last_used_at", "Last used")
+    rotated = time_field("rotated_at", "Rotated")
+    revoked = time_field("revoked_at", "Revoked")
     fields = ("organization", "name", "platform", "webhook_url", "webhook_events", *readonly_fields)
     #: webhooks/admin.py adds "send_test_webhook" (webhooks sends it; tenants may not import it)
     actions = ("rotate_keys", "revoke_keys")
