@@ -152,10 +152,20 @@ class OrderAdmin(OrganizationScopedAdmin):
     def _concrete_field_names() -> list[str]:
         return [field.name for field in Order._meta.get_fields() if field.concrete]
 
+    @admin.display(description="Window load")
+    def window_load_shown(self, order: Order):
+        """The partner window counter the order holds a place in, in the zone's time."""
+        load = order.window_load
+        if load is None:
+            return self.get_empty_value_display()
+        window = zone_period(load.window_start, load.window_end, load.zone.timezone)
+        return f"{window}: {load.booked} of {load.capacity} booked"
+
     @staticmethod
     def _shown_name(name: str) -> str:
-        """A datetime field is shown by its zone-time display (ORDER_TIMES), any other as is."""
-        return f"{name}_shown" if name in ORDER_TIMES else name
+        """A datetime field (ORDER_TIMES) and the window counter are shown in zone time by a
+        display of their own; any other field as is."""
+        return f"{name}_shown" if name in {*ORDER_TIMES, "window_load"} else name
 
     def has_add_permission(self, request) -> bool:
         # Orders come in through the integrations, which book capacity and write history.

@@ -11,7 +11,7 @@ from delivery.errors import ApplicationError
 from slots import services
 from slots.models import SlotDay, SlotPolicy, SlotTemplate
 from slots.serializers import VehicleCapacityField
-from tenants.admin_display import calendar_day, minutes, zone_time
+from tenants.admin_display import calendar_day, minutes, or_empty, zone_time
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.admin_site import administered_organization_ids
 from zones.models import SLOT_PURPOSES, Zone
@@ -130,6 +130,11 @@ class SlotTemplateForm(forms.ModelForm):
             "duration_minutes": "Duration (minutes)",
             "cutoff_minutes": "Cutoff (minutes before start)",
             "cutoff_day_before_at": "Cutoff on the day before at",
+        }
+        # Plain inputs: admin's "Now" button would fill in the browser's time, not the zone's.
+        widgets = {
+            "start_time": forms.TimeInput(format="%H:%M"),
+            "cutoff_day_before_at": forms.TimeInput(format="%H:%M"),
         }
         help_texts = {
             "start_time": "HH:MM in the zone's time zone.",
@@ -304,7 +309,7 @@ class SlotDayAdmin(OrganizationScopedAdmin):
         nothing, so they are not shown)."""
         now, timezone_name = django_timezone.now(), day.template.zone.timezone
         live = sorted(at for at in day.hold_expiries if at > now)
-        return ", ".join(zone_time(at, timezone_name) for at in live) or None
+        return ", ".join(zone_time(at, timezone_name) for at in live) or or_empty(self, None)
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -77,6 +77,11 @@ def shortened(text: str, limit: int):
     return format_html('<span title="{}">{}\u2026</span>', text, text[: limit - 1])
 
 
+def or_empty(model_admin, text):
+    """`text`, or admin's empty value ("-") for None: a read-only field would show "None"."""
+    return model_admin.get_empty_value_display() if text is None else text
+
+
 def time_field(
     field_name: str,
     description: str,
@@ -88,7 +93,7 @@ def time_field(
     @admin.display(description=description, ordering=field_name)
     def shown(model_admin, obj):
         timezone_name = timezone_of(obj) if timezone_of is not None else None
-        return zone_time(getattr(obj, field_name), timezone_name)
+        return or_empty(model_admin, zone_time(getattr(obj, field_name), timezone_name))
 
     shown.__name__ = f"{field_name}_shown"
     return shown

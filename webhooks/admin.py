@@ -31,6 +31,11 @@ class DeliveryAttemptInline(ReadOnlyMixin, admin.TabularInline):
     ordering = ("-number", "-id")
     started = time_field("started_at", "Started")
 
+    def has_view_permission(self, request, obj=None) -> bool:
+        # Whoever may see the delivery (DeliveryAdmin's scoping) may see its attempts; without
+        # this an organization admin (no model permissions) saw none of them.
+        return True
+
 
 @admin.register(Delivery)
 class DeliveryAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
