@@ -212,6 +212,11 @@ def slot_time(template: SlotTemplate) -> str:
     )
 
 
+def slot_name(template: SlotTemplate) -> str:
+    """`Mitte, Monday 08:00-12:00 Europe/Berlin` (an en dash between): a template for people."""
+    return f"{template.zone.name}, {WEEKDAY_NAMES[template.day_of_week]} {slot_time(template)}"
+
+
 @admin.register(SlotTemplate)
 class SlotTemplateAdmin(OrganizationScopedAdmin):
     form = SlotTemplateForm
@@ -222,6 +227,11 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).filter(deleted_at=None).select_related("zone")
+
+    def render_change_form(self, request, context, *args, obj=None, **kwargs):
+        if obj is not None:  # the heading, not the model's own text (its zone's id)
+            context["subtitle"] = slot_name(obj)
+        return super().render_change_form(request, context, *args, obj=obj, **kwargs)
 
     @admin.display(description="Weekday", ordering="day_of_week")
     def weekday(self, obj):
@@ -290,6 +300,11 @@ class SlotDayAdmin(OrganizationScopedAdmin):
     ordering = ("-date",)
     fields = ("zone", "slot", "day", "booked", "capacity", "holds")
     readonly_fields = fields
+
+    def render_change_form(self, request, context, *args, obj=None, **kwargs):
+        if obj is not None:
+            context["subtitle"] = f"{slot_name(obj.template)} on {calendar_day(obj.date)}"
+        return super().render_change_form(request, context, *args, obj=obj, **kwargs)
 
     @admin.display(description="Date", ordering="date")
     def day(self, slot_day):

@@ -290,3 +290,16 @@ def test_slot_day_shows_its_slot_and_live_holds_in_zone_time(organization):
     berlin = ZoneInfo("Europe/Berlin")
     assert f"{live.astimezone(berlin):%Y-%m-%d %H:%M} Europe/Berlin" in page
     assert f"{expired.astimezone(berlin):%Y-%m-%d %H:%M}" not in page  # it counts for nothing
+
+
+def test_template_and_slot_day_pages_are_headed_by_what_they_are(organization):
+    zone = builders.slot_zone(organization, "Mitte", timezone_name="Europe/Berlin")
+    template = builders.slot_template(zone, day_of_week=1, start="08:00", duration=120)
+    day = SlotDay.objects.create(template=template, date=datetime.date(2031, 1, 13), capacity=10)
+    client = builders.admin_site_client(organization)
+
+    template_page = client.get(f"/admin/slots/slottemplate/{template.pk}/change/").content.decode()
+    day_page = client.get(f"/admin/slots/slotday/{day.pk}/change/").content.decode()
+
+    assert "<h2>Mitte, Monday 08:00\u201310:00 Europe/Berlin</h2>" in template_page
+    assert "<h2>Mitte, Monday 08:00\u201310:00 Europe/Berlin on 2031-01-13 Monday</h2>" in day_page
