@@ -32,6 +32,12 @@ class UserAdmin(DjangoUserAdmin):
         (None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),
     )
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if isinstance(db_field, models.DateTimeField) and field is not None:
+            field.help_text = "UTC"  # last login and date joined, tied to no zone
+        return field
+
     def get_queryset(self, request):
         qs = super().get_queryset(request)
         user = request.user
@@ -50,6 +56,9 @@ class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ("user",)
+    fields = ("user", "org_role", "is_active", "since")
+    readonly_fields = ("since",)
+    since = time_field("created_at", "Since")
 
 
 @admin.register(Organization)
@@ -81,6 +90,9 @@ class DriverAdmin(OrganizationScopedAdmin):
     list_display = ("name", "phone", "vehicle_type", "is_active", "organization")
     list_filter = ("is_active",)
     search_fields = ("name", "phone")
+    fields = ("organization", "name", "phone", "vehicle_type", "is_active", "created")
+    readonly_fields = ("created",)
+    created = time_field("created_at", "Created")
 
 
 class WebhookEventsFormField(forms.MultipleChoiceField):

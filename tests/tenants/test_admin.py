@@ -174,3 +174,16 @@ def test_zone_time_names_its_zone_and_falls_back_to_utc():
     )
     assert admin_display.minutes(120) == "120 min"
     assert admin_display.calendar_day(datetime.date(2026, 12, 25)) == "2026-12-25 Friday"
+
+
+def test_a_driver_is_added_without_a_time_field_and_shows_when_in_utc(organization):
+    client = builders.admin_site_client(organization)
+    form = {"organization": str(organization.id), "name": "Ada", "phone": "", "vehicle_type": ""}
+
+    response = client.post("/admin/tenants/driver/add/", {**form, "is_active": "on"})
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    driver = Driver.objects.get(name="Ada")
+    page = client.get(f"/admin/tenants/driver/{driver.pk}/change/").content.decode()
+    assert 'name="created_at_0"' not in page
+    assert f"{driver.created_at:%Y-%m-%d %H:%M} UTC" in page
