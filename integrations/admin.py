@@ -12,15 +12,35 @@ from delivery.fields import parse_uuid
 from integrations.models import Order, OrderStatus, OrderStatusEvent
 from integrations.services import orders as order_services
 from integrations.services import sandbox
+from tenants.admin_display import shortened, time_field, zone_period, zone_time
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.admin_site import administered_organization_ids
 from tenants.models import Driver
 
 
+def _order_timezone(order: Order) -> str | None:
+    """An order's times are read in its zone's time; an order without a zone's in UTC."""
+    return order.zone.timezone if order.zone_id else None
+
+
+#: the order's datetimes, each shown in the order's zone time under a name of its own
+ORDER_TIMES = {
+    name: time_field(name, label, _order_timezone)
+    for name, label in (
+        ("delivery_window_start", "Delivery window start"),
+        ("delivery_window_end", "Delivery window end"),
+        ("held_until", "Held until"),
+        ("released_at", "Released at"),
+        ("created_at", "Created"),
+        ("updated_at", "Updated"),
+    )
+}
+
+
 class OrderStatusEventInline(admin.TabularInline):
     model = OrderStatusEvent
     extra = 0
-    fields = ("at", "from_status", "to_status", "actor", "reason")
+    fields = ("when", "from_status", "to_status", "actor", "reason")
     readonly_fields = fields
     ordering = ("at", "id")
     can_delete = False
@@ -34,6 +54,13 @@ class OrderStatusEventInline(admin.TabularInline):
     def has_view_permission(self, request, obj=None) -> bool:
         # Whoever may see the order (OrderAdmin's scoping) may see its history.
         return True
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("order__zone")
+
+    @admin.display(description="At")
+    def when(self, event: OrderStatusEvent):
+        return zone_time(event.at, _order_timezone(event.order))
 
 
 class OrderActionForm(admin.helpers.ActionForm):
@@ -64,14 +91,12 @@ def _simulate_action(outcome: str, description: str):
 @admin.register(Order)
 class OrderAdmin(OrganizationScopedAdmin):
     list_display = (
-        "external_ref",
+        "reference",
         "status",
-        "family",
-        "platform",
         "zone",
-        "delivery_window_start",
+        "delivery_window",
         "driver",
-        "created_at",
+        "created_at_shown",
         "organization",
     )
     list_filter = ("status", "family", "platform")
@@ -96,12 +121,51 @@ class OrderAdmin(OrganizationScopedAdmin):
         _simulate_action(OrderStatus.FAILED, "Sandbox: simulate until failed (test keys)"),
     )
 
+    delivery_window_start_shown = ORDER_TIMES["delivery_window_start"]
+    delivery_window_end_shown = ORDER_TIMES["delivery_window_end"]
+    held_until_shown = ORDER_TIMES["held_until"]
+    released_at_shown = ORDER_TIMES["released_at"]
+    created_at_shown = ORDER_TIMES["created_at"]
+    updated_at_shown = ORDER_TIMES["updated_at"]
+
+    @admin.display(description="External ref", ordering="external_ref")
+    def reference(self, order: Order):
+        return shortened(order.external_ref, 28)
+
+    @admin.display(description="Delivery window", ordering="delivery_window_start")
+    def delivery_window(self, order: Order):
+        return zone_period(
+            order.delivery_window_start, order.delivery_window_end, _order_timezone(order)
+        )
+
+    def get_fields(self, request, obj=None):
+        return [self._shown_name(name) for name in self._concrete_field_names()]
+
     def get_readonly_fields(self, request, obj=None):
         return [
-            field.name
-            for field in Order._meta.get_fields()
-            if field.concrete and field.name not in self.editable_fields
+            self._shown_name(name)
+            for name in self._concrete_field_names()
+            if name not in self.editable_fields
         ]
+
+    @staticmethod
+    def _concrete_field_names() -> list[str]:
+        return [field.name for field in Order._meta.get_fields() if field.concrete]
+
+    @admin.display(description="Window load")
+    def window_load_shown(self, order: Order):
+        """The partner window counter the order holds a place in, in the zone's time."""
+        load = order.window_load
+        if load is None:
+            return self.get_empty_value_display()
+        window = zone_period(load.window_start, load.window_end, load.zone.timezone)
+        return f"{window}: {load.booked} of {load.capacity} booked"
+
+    @staticmethod
+    def _shown_name(name: str) -> str:
+        """A datetime field (ORDER_TIMES) and the window counter are shown in zone time by a
+        display of their own; any other field as is."""
+        return f"{name}_shown" if name in {*ORDER_TIMES, "window_load"} else name
 
     def has_add_permission(self, request) -> bool:
         # Orders come in through the integrations, which book capacity and write history.

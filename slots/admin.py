@@ -4,15 +4,22 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.utils import timezone as django_timezone
 from rest_framework import serializers
 
 from delivery.errors import ApplicationError
 from slots import services
 from slots.models import SlotDay, SlotPolicy, SlotTemplate
 from slots.serializers import VehicleCapacityField
+from tenants.admin_display import calendar_day, minutes, or_empty, zone_time
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.admin_site import administered_organization_ids
 from zones.models import SLOT_PURPOSES, Zone
+
+#: the contract's weekday numbers (`dayOfWeek`: 0 Sunday to 6 Saturday) and their names
+WEEKDAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+#: the order a person picks a weekday in: Monday first
+WEEKDAY_CHOICES = [(number % 7, WEEKDAY_NAMES[number % 7]) for number in range(1, 8)]
 
 #: what the template form edits, each under the name `slot_template_create`/`_update` takes it
 TEMPLATE_FIELDS = (
@@ -48,6 +55,15 @@ class SlotPolicyForm(forms.ModelForm):
             "default_vehicle_capacity",
             "default_pickup_address",
         )
+        labels = {
+            "default_duration_minutes": "Default duration (minutes)",
+            "default_cutoff_minutes": "Default cutoff (minutes)",
+        }
+        help_texts = {
+            "timezone": "IANA time zone name, e.g. Europe/Berlin.",
+            "default_duration_minutes": "How long a new slot lasts, in minutes (1 to 1440).",
+            "default_cutoff_minutes": "How many minutes before a new slot's start booking closes.",
+        }
 
     def clean_default_vehicle_capacity(self):
         return _vehicle_capacity_clean(self.cleaned_data["default_vehicle_capacity"])
@@ -56,13 +72,16 @@ class SlotPolicyForm(forms.ModelForm):
 @admin.register(SlotPolicy)
 class SlotPolicyAdmin(OrganizationScopedAdmin):
     form = SlotPolicyForm
-    list_display = (
-        "organization",
-        "timezone",
-        "default_duration_minutes",
-        "default_cutoff_minutes",
-    )
+    list_display = ("organization", "timezone", "default_duration", "default_cutoff")
     actions = ("seed_templates",)
+
+    @admin.display(description="Default duration", ordering="default_duration_minutes")
+    def default_duration(self, policy):
+        return minutes(policy.default_duration_minutes)
+
+    @admin.display(description="Default cutoff", ordering="default_cutoff_minutes")
+    def default_cutoff(self, policy):
+        return f"{minutes(policy.default_cutoff_minutes)} before start"
 
     def get_readonly_fields(self, request, obj=None):
         return ("organization",) if obj else ()
@@ -96,10 +115,31 @@ class SlotPolicyAdmin(OrganizationScopedAdmin):
 
 
 class SlotTemplateForm(forms.ModelForm):
+    day_of_week = forms.TypedChoiceField(
+        label="Weekday",
+        choices=WEEKDAY_CHOICES,
+        coerce=int,
+        error_messages={"invalid_choice": "Pick a weekday: 0 (Sunday) to 6 (Saturday)"},
+    )
+
     class Meta:
         model = SlotTemplate
         fields = TEMPLATE_FIELDS
+        labels = {
+            "start_time": "Start",
+            "duration_minutes": "Duration (minutes)",
+            "cutoff_minutes": "Cutoff (minutes before start)",
+            "cutoff_day_before_at": "Cutoff on the day before at",
+        }
+        # Plain inputs: admin's "Now" button would fill in the browser's time, not the zone's.
+        widgets = {
+            "start_time": forms.TimeInput(format="%H:%M"),
+            "cutoff_day_before_at": forms.TimeInput(format="%H:%M"),
+        }
         help_texts = {
+            "start_time": "HH:MM in the zone's time zone.",
+            "duration_minutes": "How long the slot lasts, in minutes (1 to 1440); it ends by "
+            "midnight.",
             "cutoff_minutes": "Booking closes this many minutes before the start ...",
             "cutoff_day_before_at": "... or at this time (HH:MM, zone time) on the day before. "
             "Exactly one of the two.",
@@ -107,12 +147,6 @@ class SlotTemplateForm(forms.ModelForm):
 
     def clean_vehicle_capacity(self):
         return _vehicle_capacity_clean(self.cleaned_data["vehicle_capacity"])
-
-    def clean_day_of_week(self):
-        value = self.cleaned_data["day_of_week"]
-        if not 0 <= value <= 6:
-            raise forms.ValidationError("0 (Sunday) to 6 (Saturday)")
-        return value
 
     def clean_zone(self):
         zone = self.cleaned_data["zone"]
@@ -154,24 +188,63 @@ class SlotTemplateForm(forms.ModelForm):
         return cleaned
 
 
+class WeekdayFilter(admin.SimpleListFilter):
+    title = "weekday"
+    parameter_name = "day_of_week"
+
+    def lookups(self, request, model_admin):
+        return [(str(number), name) for number, name in WEEKDAY_CHOICES]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value in {str(number) for number in range(7)}:
+            return queryset.filter(day_of_week=int(value))
+        return queryset
+
+
+def slot_time(template: SlotTemplate) -> str:
+    """`08:00-12:00 Europe/Berlin` (an en dash between): a template's wall times in its zone's
+    time zone (24:00 for a slot ending at midnight)."""
+    start = template.start_time.hour * 60 + template.start_time.minute
+    end = start + template.duration_minutes
+    return (
+        f"{template.start_time:%H:%M}\u2013{end // 60:02d}:{end % 60:02d} {template.zone.timezone}"
+    )
+
+
+def slot_name(template: SlotTemplate) -> str:
+    """`Mitte, Monday 08:00-12:00 Europe/Berlin` (an en dash between): a template for people."""
+    return f"{template.zone.name}, {WEEKDAY_NAMES[template.day_of_week]} {slot_time(template)}"
+
+
 @admin.register(SlotTemplate)
 class SlotTemplateAdmin(OrganizationScopedAdmin):
     form = SlotTemplateForm
-    list_display = (
-        "zone",
-        "day_of_week",
-        "start_time",
-        "duration_minutes",
-        "cutoff",
-        "capacity",
-        "organization",
-    )
-    list_filter = ("day_of_week",)
+    list_display = ("zone", "weekday", "time", "duration", "cutoff", "capacity", "organization")
+    list_filter = (WeekdayFilter,)
     search_fields = ("zone__name",)
     ordering = ("zone__name", "day_of_week", "start_time")
 
     def get_queryset(self, request):
         return super().get_queryset(request).filter(deleted_at=None).select_related("zone")
+
+    def render_change_form(self, request, context, *args, obj=None, **kwargs):
+        if obj is not None:  # the heading, not the model's own text (its zone's id)
+            context["subtitle"] = slot_name(obj)
+        return super().render_change_form(request, context, *args, obj=obj, **kwargs)
+
+    @admin.display(description="Weekday", ordering="day_of_week")
+    def weekday(self, obj):
+        return WEEKDAY_NAMES[obj.day_of_week]
+
+    @admin.display(description="Time", ordering="start_time")
+    def time(self, obj):
+        """Start and end, wall times of the zone, with the zone's time zone."""
+        return slot_time(obj)
+
+    @admin.display(description="Duration", ordering="duration_minutes")
+    def duration(self, obj):
+        return minutes(obj.duration_minutes)
 
     @admin.display(description="Cutoff")
     def cutoff(self, obj):
@@ -221,9 +294,37 @@ class SlotDayAdmin(OrganizationScopedAdmin):
     """Booking counters, read-only: they move only with bookings."""
 
     organization_lookup = "template__organization_id"
-    list_display = ("template", "date", "booked", "capacity")
+    list_display = ("day", "zone", "slot", "booked", "capacity")
     list_filter = ("date",)
+    list_select_related = ("template__zone",)
     ordering = ("-date",)
+    fields = ("zone", "slot", "day", "booked", "capacity", "holds")
+    readonly_fields = fields
+
+    def render_change_form(self, request, context, *args, obj=None, **kwargs):
+        if obj is not None:
+            context["subtitle"] = f"{slot_name(obj.template)} on {calendar_day(obj.date)}"
+        return super().render_change_form(request, context, *args, obj=obj, **kwargs)
+
+    @admin.display(description="Date", ordering="date")
+    def day(self, slot_day):
+        return calendar_day(slot_day.date)
+
+    @admin.display(description="Zone", ordering="template__zone__name")
+    def zone(self, day):
+        return day.template.zone.name
+
+    @admin.display(description="Slot")
+    def slot(self, day):
+        return slot_time(day.template)
+
+    @admin.display(description="Held until")
+    def holds(self, day):
+        """When each live hold of the slot expires, in the zone's time (expired ones count for
+        nothing, so they are not shown)."""
+        now, timezone_name = django_timezone.now(), day.template.zone.timezone
+        live = sorted(at for at in day.hold_expiries if at > now)
+        return ", ".join(zone_time(at, timezone_name) for at in live) or or_empty(self, None)
 
     def has_add_permission(self, request) -> bool:
         return False

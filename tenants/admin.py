@@ -9,6 +9,7 @@ from django.db import models
 from delivery import netguard
 from delivery import webhook_events as catalog
 from tenants import services
+from tenants.admin_display import time_field
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.models import ApiKey, Driver, Membership, Organization, Platform, User
 
@@ -16,7 +17,8 @@ from tenants.models import ApiKey, Driver, Membership, Organization, Platform, U
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
     ordering = ("email",)
-    list_display = ("email", "name", "is_active", "is_staff", "date_joined")
+    list_display = ("email", "name", "is_active", "is_staff", "joined")
+    joined = time_field("date_joined", "Date joined")
     search_fields = ("email", "name")
     fieldsets = (
         (None, {"fields": ("email", "password", "name")}),
@@ -29,6 +31,12 @@ class UserAdmin(DjangoUserAdmin):
     add_fieldsets = (
         (None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),
     )
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if isinstance(db_field, models.DateTimeField) and field is not None:
+            field.help_text = "UTC"  # last login and date joined, tied to no zone
+        return field
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
@@ -48,20 +56,27 @@ class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ("user",)
+    fields = ("user", "org_role", "is_active", "since")
+    readonly_fields = ("since",)
+    since = time_field("created_at", "Since")
 
 
 @admin.register(Organization)
 class OrganizationAdmin(OrganizationScopedAdmin):
     organization_lookup = "id"
-    list_display = ("name", "slug", "is_active", "created_at")
+    list_display = ("name", "slug", "is_active", "created")
     search_fields = ("name", "slug")
     inlines = (MembershipInline,)
+    created = time_field("created_at", "Created")
+
+    def get_fields(self, request, obj=None):
+        return ("name", "slug", "is_active", "created")
 
     def get_readonly_fields(self, request, obj=None):
         if self._is_superuser(request):
-            return ()
+            return ("created",)
         # Whether an organization exists and how it is addressed is the parent platform's call.
-        return ("slug", "is_active", "created_at")
+        return ("slug", "is_active", "created")
 
     def has_add_permission(self, request) -> bool:
         return self._is_superuser(request)  # organizations come from provisioning
@@ -75,6 +90,9 @@ class DriverAdmin(OrganizationScopedAdmin):
     list_display = ("name", "phone", "vehicle_type", "is_active", "organization")
     list_filter = ("is_active",)
     search_fields = ("name", "phone")
+    fields = ("organization", "name", "phone", "vehicle_type", "is_active", "created")
+    readonly_fields = ("created",)
+    created = time_field("created_at", "Created")
 
 
 class WebhookEventsFormField(forms.MultipleChoiceField):
@@ -138,18 +156,14 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
         "masked_value",
         "is_active",
         "organization",
-        "last_used_at",
+        "last_used",
     )
     list_filter = ("platform", "is_active", "test")
-    readonly_fields = (
-        "test",
-        "prefix",
-        "is_active",
-        "created_at",
-        "last_used_at",
-        "rotated_at",
-        "revoked_at",
-    )
+    readonly_fields = ("test", "prefix", "is_active", "created", "last_used", "rotated", "revoked")
+    created = time_field("created_at", "Created")
+    last_used = time_field("last_used_at", "Last used")
+    rotated = time_field("rotated_at", "Rotated")
+    revoked = time_field("revoked_at", "Revoked")
     fields = ("organization", "name", "platform", "webhook_url", "webhook_events", *readonly_fields)
     #: webhooks/admin.py adds "send_test_webhook" (webhooks sends it; tenants may not import it)
     actions = ("rotate_keys", "revoke_keys")

@@ -25,6 +25,14 @@ class OrganizationScopedAdmin(admin.ModelAdmin):
             **{f"{self.organization_lookup}__in": administered_organization_ids(request.user)}
         )
 
+    def get_list_display(self, request):
+        # An admin of one organization sees only its rows: a column naming it says nothing.
+        columns = super().get_list_display(request)
+        single = len(administered_organization_ids(request.user)) == 1
+        if single and not self._is_superuser(request):
+            return [column for column in columns if column != "organization"]
+        return columns
+
     def _is_org_admin(self, request) -> bool:
         return bool(administered_organization_ids(request.user))
 

@@ -64,6 +64,11 @@ class DeliveryAdminSite(admin.AdminSite):
     site_header = "Delivery administration"
     site_title = "Delivery admin"
     login_form = DeliveryAdminAuthenticationForm
+    #: "View site": the service has no site of its own, its face is the API and its docs
+    site_url = "/api/docs/"
+    #: the model list beside every page takes a quarter of a laptop's width from the tables; the
+    #: index page and the breadcrumbs lead to every model
+    enable_nav_sidebar = False
 
     def has_permission(self, request) -> bool:
         admitted = admin_site_admits(request.user)

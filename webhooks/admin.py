@@ -4,6 +4,7 @@
 from django.contrib import admin, messages
 
 from tenants.admin import ApiKeyAdmin
+from tenants.admin_display import shortened, time_field
 from tenants.admin_scoping import OrganizationScopedAdmin
 from webhooks import probes, services
 from webhooks.models import Delivery, DeliveryAttempt, Event
@@ -25,22 +26,27 @@ class ReadOnlyMixin:
 class DeliveryAttemptInline(ReadOnlyMixin, admin.TabularInline):
     model = DeliveryAttempt
     extra = 0
-    fields = ("number", "started_at", "status_code", "latency_ms", "succeeded", "error")
+    fields = ("number", "started", "status_code", "latency_ms", "succeeded", "error")
     readonly_fields = fields
     ordering = ("-number", "-id")
+    started = time_field("started_at", "Started")
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        # Whoever may see the delivery (DeliveryAdmin's scoping) may see its attempts; without
+        # this an organization admin (no model permissions) saw none of them.
+        return True
 
 
 @admin.register(Delivery)
 class DeliveryAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
     list_display = (
         "event_name",
-        "event_id",
-        "url",
+        "receiver",
         "status",
         "attempts",
-        "last_status_code",
-        "next_attempt_at",
-        "created_at",
+        "last_status",
+        "next_attempt",
+        "created",
     )
     list_filter = ("status",)
     list_select_related = ("event",)
@@ -55,13 +61,24 @@ class DeliveryAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
         "attempts",
         "last_status_code",
         "last_error",
-        "next_attempt_at",
-        "delivered_at",
-        "created_at",
+        "next_attempt",
+        "delivered",
+        "created",
     )
     readonly_fields = fields
     inlines = (DeliveryAttemptInline,)
     actions = ("redeliver", "recover")
+    next_attempt = time_field("next_attempt_at", "Next attempt")
+    delivered = time_field("delivered_at", "Delivered")
+    created = time_field("created_at", "Created")
+
+    @admin.display(description="Last status", ordering="last_status_code")
+    def last_status(self, delivery: Delivery):
+        return delivery.last_status_code
+
+    @admin.display(description="URL", ordering="url")
+    def receiver(self, delivery: Delivery):
+        return shortened(delivery.url, 40)
 
     @admin.display(description="event")
     def event_name(self, delivery: Delivery) -> str:
@@ -102,12 +119,14 @@ class DeliveryAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
 
 @admin.register(Event)
 class EventAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
-    list_display = ("name", "event_id", "family", "created_at", "organization")
+    list_display = ("name", "event_id", "family", "created", "organization")
     list_filter = ("family", "name")
     search_fields = ("event_id",)
     ordering = ("-created_at", "-id")
-    fields = ("organization", "family", "name", "event_id", "payload", "created_at", "updated_at")
+    fields = ("organization", "family", "name", "event_id", "payload", "created", "updated")
     readonly_fields = fields
+    created = time_field("created_at", "Created")
+    updated = time_field("updated_at", "Updated")
 
     def has_view_permission(self, request, obj=None) -> bool:
         return self._allowed(request, obj)

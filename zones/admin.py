@@ -19,6 +19,7 @@ from django.utils.html import escape, format_html
 
 from delivery.errors import ApplicationError, ValidationFailed
 from delivery.fields import is_iana_timezone, timezone_message
+from tenants.admin_display import calendar_day, shortened, time_field
 from tenants.admin_scoping import OrganizationScopedAdmin
 from tenants.admin_site import administered_organization_ids
 from tenants.models import Organization
@@ -120,12 +121,14 @@ class ZoneAdmin(OrganizationScopedAdmin):
     list_display = ("name", "slug", "purpose", "enabled", "timezone", "organization")
     list_filter = ("purpose", "enabled")
     search_fields = ("name", "slug")
-    readonly_fields = ("polygon_preview", "created_at", "updated_at")
+    readonly_fields = ("polygon_preview", "created", "updated")
     fieldsets = (
         (None, {"fields": ZONE_MAIN_FIELDS}),
         ("Polygon", {"fields": ("geodata", "polygon_preview")}),
-        ("More", {"fields": ("metadata", "created_at", "updated_at")}),
+        ("More", {"fields": ("metadata", "created", "updated")}),
     )
+    created = time_field("created_at", "Created", lambda zone: zone.timezone)
+    updated = time_field("updated_at", "Updated", lambda zone: zone.timezone)
 
     @admin.display(description="Preview")
     def polygon_preview(self, obj):
@@ -200,9 +203,13 @@ class GazetteerImportForm(forms.Form):
 @admin.register(Place)
 class PlaceAdmin(OrganizationScopedAdmin):
     form = PlaceAdminForm
-    list_display = ("address", "postal_code", "locality", "lat", "lng", "organization")
+    list_display = ("place", "postal_code", "locality", "lat", "lng", "organization")
     search_fields = ("address", "postal_code", "locality")
     change_list_template = "admin/zones/place/change_list.html"
+
+    @admin.display(description="Address", ordering="address")
+    def place(self, place: Place):
+        return shortened(place.address, 60)
 
     def save_model(self, request, obj, form, change):
         self.check_organization_allowed(request, obj)
@@ -316,10 +323,21 @@ class ZoneBlackoutAdminForm(forms.ModelForm):
 class ZoneBlackoutAdmin(OrganizationScopedAdmin):
     form = ZoneBlackoutAdminForm
     organization_lookup = "zone__organization_id"
-    list_display = ("date", "zone", "reason")
+    list_display = ("day", "zone", "short_reason")
+    readonly_fields = ("created",)
     list_filter = ("date",)
     search_fields = ("zone__name", "reason")
     list_select_related = ("zone",)
+
+    created = time_field("created_at", "Created", lambda blackout: blackout.zone.timezone)
+
+    @admin.display(description="Date", ordering="date")
+    def day(self, blackout: ZoneBlackout) -> str:
+        return calendar_day(blackout.date)
+
+    @admin.display(description="Reason", ordering="reason")
+    def short_reason(self, blackout: ZoneBlackout):
+        return shortened(blackout.reason, 60)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "zone" and not self._is_superuser(request):

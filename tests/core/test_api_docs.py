@@ -24,6 +24,7 @@ PAGES = ("/api/docs/", "/api/redoc/")
 #: an operation every reader of the docs looks for first
 OPERATION = "/api/integrations/partner-a/orders"
 RENDER_TIMEOUT_MS = 20_000
+SWAGGER_SCREENSHOT = ROOT / "docs" / "swagger-ui.png"
 
 
 class _References(HTMLParser):
@@ -146,3 +147,35 @@ def test_redoc_lists_every_operation_in_a_real_browser(browser, live_server):
     # stops that in the browser, before any network (without it the request would go out).
     strangers = watched.strangers(live_server.url)
     assert {url: watched.failed.get(url) for url in strangers} == dict.fromkeys(strangers, "csp")
+
+
+def test_swagger_ui_shows_an_operation_expanded_in_a_real_browser(browser, live_server, tmp_path):
+    """A reader opens the partner create: its body, example and answers render. With
+    UPDATE_SCREENSHOTS=1 (`make screenshots`) it is saved to docs/swagger-ui.png (the README
+    shows it)."""
+    page = browser.new_page(viewport={"width": 1366, "height": 1000}, locale="en-GB")
+    watched = Watched(page)
+    page.goto(f"{live_server.url}/api/docs/")
+    create = page.locator(".opblock-post").filter(
+        has=page.locator(f'.opblock-summary-path[data-path="{OPERATION}"]')
+    )
+    expect(create).to_be_visible(timeout=RENDER_TIMEOUT_MS)
+
+    create.locator(".opblock-summary").click()
+
+    expect(create.locator(".opblock-body")).to_be_visible()
+    expect(create.locator(".opblock-section-request-body")).to_be_visible()
+    expect(create.locator(".responses-wrapper")).to_contain_text("201")
+    expect(create.locator(".body-param__example, .example, .microlight").first).to_contain_text(
+        "externalRef"
+    )
+    assert watched.errors == []
+    screenshot = (
+        SWAGGER_SCREENSHOT
+        if os.environ.get("UPDATE_SCREENSHOTS") == "1"
+        else tmp_path / SWAGGER_SCREENSHOT.name
+    )
+    # The operation from its summary line down to its first answer, as a reader's screen shows it.
+    create.evaluate("operation => operation.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(screenshot))
+    assert screenshot.stat().st_size > 10_000

@@ -1,5 +1,9 @@
 """Orders in Django admin: scoped per organization, history inline, transitions by actions."""
 
+import datetime
+import re
+from zoneinfo import ZoneInfo
+
 import pytest
 
 from integrations.models import Order, OrderStatusEvent
@@ -127,3 +131,66 @@ def test_org_admin_cannot_act_on_another_organizations_order(organization, order
 
     theirs.refresh_from_db()
     assert theirs.status == "pending"
+
+
+# ----- times for people: the zone's time with its name -----
+
+#: 13:00 UTC on 15 January is 14:00 in Berlin (CET, UTC+1)
+WINDOW = (
+    datetime.datetime(2031, 1, 15, 13, 0, tzinfo=datetime.UTC),
+    datetime.datetime(2031, 1, 15, 15, 0, tzinfo=datetime.UTC),
+)
+
+
+def test_order_times_are_shown_in_the_zone_time_with_its_name(organization):
+    zone = builders.zone(organization, timezone_name="Europe/Berlin")
+    order = builders.order_row(organization, zone=zone, window=WINDOW, external_ref="BER-1")
+    client = builders.admin_site_client(organization)
+
+    listing = client.get(CHANGELIST).content.decode()
+    page = client.get(f"{CHANGELIST}{order.pk}/change/").content.decode()
+
+    assert "2031-01-15 14:00\u201316:00 Europe/Berlin" in listing
+    assert "2031-01-15 14:00 Europe/Berlin" in page  # the window's start
+    assert "2031-01-15 16:00 Europe/Berlin" in page  # and end
+    assert "2031-01-15 13:00" not in listing + page  # nowhere in UTC
+    # Its history too, in the same zone's time.
+    history = OrderStatusEvent.objects.get(order=order).at
+    assert f"{history.astimezone(ZoneInfo('Europe/Berlin')):%Y-%m-%d %H:%M} Europe/Berlin" in page
+
+
+def test_an_order_without_a_zone_says_its_times_are_utc(organization):
+    order = builders.order_row(organization, window=WINDOW, external_ref="NOZONE-1")
+    client = builders.admin_site_client(organization)
+
+    listing = client.get(CHANGELIST).content.decode()
+    page = client.get(f"{CHANGELIST}{order.pk}/change/").content.decode()
+
+    assert "2031-01-15 13:00\u201315:00 UTC" in listing
+    assert "2031-01-15 13:00 UTC" in page
+    # An empty time reads as admin's empty value, not as Python's None.
+    assert ">None<" not in page.replace(" ", "").replace("\n", "")
+
+
+def test_order_list_fits_a_laptop_screen(organization):
+    """Family and platform are filters, not columns; a long reference is cut, its whole text the
+    tooltip; an admin of one organization is not shown a column naming it."""
+    builders.zone(organization)
+    long_ref = "LONG-REFERENCE-NUMBER-WITH-MANY-CHARACTERS-2026-1"
+    builders.order_row(organization, external_ref=long_ref)
+    client = builders.admin_site_client(organization)
+
+    listing = client.get(CHANGELIST).content.decode()
+
+    headers = re.findall(r'<th scope="col" class="[^"]*column-(\w+)', listing)
+    assert headers == [
+        "reference",
+        "status",
+        "zone",
+        "delivery_window",
+        "driver",
+        "created_at_shown",
+    ]
+    assert f'title="{long_ref}"' in listing
+    assert f">{long_ref}<" not in listing
+    assert "LONG-REFERENCE-NUMBER-WITH-\u2026" in listing

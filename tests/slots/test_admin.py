@@ -1,12 +1,16 @@
 """Django admin for slot policies and templates: scoped per organization, writes through the
 services (events included), and the seed action (contract "Management API")."""
 
+import datetime
 import json
+import re
+from zoneinfo import ZoneInfo
 
 import pytest
+from django.utils import timezone
 
 from slots import services as slot_services
-from slots.models import SlotPolicy, SlotTemplate
+from slots.models import SlotDay, SlotPolicy, SlotTemplate
 from tests import builders
 
 pytestmark = pytest.mark.django_db
@@ -161,3 +165,141 @@ def test_org_admin_edits_only_their_policy(organization, other_organization):
         "Depot 1",
     )
     assert SlotPolicy.objects.count() == 2
+
+
+# ----- for people: weekdays by name, minutes with their unit, times with their zone -----
+
+
+def test_template_list_names_the_weekday_and_says_minutes(organization):
+    """The contract numbers weekdays from 0 = Sunday: 1 is Monday."""
+    zone = builders.slot_zone(organization, "Mitte", timezone_name="Europe/Berlin")
+    builders.slot_template(zone, day_of_week=1, start="08:00", duration=120, cutoff=90)
+    builders.slot_template(zone, day_of_week=0, start="09:00", duration=60, cutoff=30)
+    listing = builders.admin_site_client(organization).get("/admin/slots/slottemplate/")
+
+    rows = [
+        re.sub(r"<[^>]+>", "|", row)
+        for row in re.findall(r"<tr>.*?</tr>", listing.content.decode(), re.S)[1:]
+    ]
+    cells = [[cell for cell in row.split("|") if cell.strip()] for row in rows]
+    assert cells == [
+        [
+            "Mitte",
+            "Sunday",
+            "09:00\u201310:00 Europe/Berlin",
+            "60 min",
+            "30 min before start",
+            "10",
+        ],
+        [
+            "Mitte",
+            "Monday",
+            "08:00\u201310:00 Europe/Berlin",
+            "120 min",
+            "90 min before start",
+            "10",
+        ],
+    ]
+
+
+def test_template_list_filters_by_weekday_name(organization):
+    zone = builders.slot_zone(organization)
+    builders.slot_template(zone, day_of_week=1, start="08:00")
+    builders.slot_template(zone, day_of_week=5, start="10:00")
+    client = builders.admin_site_client(organization)
+
+    friday = client.get("/admin/slots/slottemplate/", {"day_of_week": "5"}).content.decode()
+
+    assert "Friday" in friday
+    assert "10:00\u201314:00" in friday
+    assert "08:00\u201312:00" not in friday
+    filters = re.search(r'id="changelist-filter".*?</nav>', friday, re.S).group(0)
+    assert re.findall(r'day_of_week=(\d)">(\w+)<', filters) == [
+        ("1", "Monday"),
+        ("2", "Tuesday"),
+        ("3", "Wednesday"),
+        ("4", "Thursday"),
+        ("5", "Friday"),
+        ("6", "Saturday"),
+        ("0", "Sunday"),
+    ]
+
+
+def test_template_form_picks_weekdays_by_name_and_says_minutes(organization):
+    zone = builders.slot_zone(organization)
+    client = builders.admin_site_client(organization)
+
+    form = client.get("/admin/slots/slottemplate/add/").content.decode()
+
+    weekday = re.search(r'<select name="day_of_week".*?</select>', form, re.S).group(0)
+    assert re.findall(r'<option value="(\d)"[^>]*>(\w+)</option>', weekday) == [
+        ("1", "Monday"),
+        ("2", "Tuesday"),
+        ("3", "Wednesday"),
+        ("4", "Thursday"),
+        ("5", "Friday"),
+        ("6", "Saturday"),
+        ("0", "Sunday"),
+    ]
+    assert "Duration (minutes)" in form
+    assert "How long the slot lasts, in minutes" in form
+    assert "Booking closes this many minutes before the start" in form
+    # Saving "Monday" stores the contract's 1.
+    response = client.post("/admin/slots/slottemplate/add/", _template_form(zone, day_of_week="1"))
+    assert response.status_code == 302
+    assert SlotTemplate.objects.get().day_of_week == 1
+
+
+def test_policy_list_says_minutes(organization):
+    slot_services.slot_policy_update(
+        organization_id=organization.id,
+        timezone_name="Europe/Berlin",
+        default_duration_minutes=120,
+        default_cutoff_minutes=45,
+        default_vehicle_capacity=VAN,
+        default_pickup_address="",
+    )
+    client = builders.admin_site_client(organization)
+
+    listing = client.get("/admin/slots/slotpolicy/").content.decode()
+    form = client.get(f"/admin/slots/slotpolicy/{SlotPolicy.objects.get().pk}/change/")
+
+    assert "120 min" in listing
+    assert "45 min before start" in listing
+    assert "in minutes" in form.content.decode()
+
+
+def test_slot_day_shows_its_slot_and_live_holds_in_zone_time(organization):
+    zone = builders.slot_zone(organization, timezone_name="Europe/Berlin")
+    template = builders.slot_template(zone, day_of_week=4, start="12:00", duration=240)
+    live = timezone.now() + datetime.timedelta(days=3)
+    expired = timezone.now() - datetime.timedelta(minutes=5)
+    day = SlotDay.objects.create(
+        template=template,
+        date=datetime.date(2031, 1, 16),
+        capacity=10,
+        hold_expiries=[live, expired],
+    )
+    client = builders.admin_site_client(organization)
+
+    listing = client.get("/admin/slots/slotday/").content.decode()
+    page = client.get(f"/admin/slots/slotday/{day.pk}/change/").content.decode()
+
+    assert "2031-01-16 Thursday" in listing
+    assert "12:00\u201316:00 Europe/Berlin" in listing
+    berlin = ZoneInfo("Europe/Berlin")
+    assert f"{live.astimezone(berlin):%Y-%m-%d %H:%M} Europe/Berlin" in page
+    assert f"{expired.astimezone(berlin):%Y-%m-%d %H:%M}" not in page  # it counts for nothing
+
+
+def test_template_and_slot_day_pages_are_headed_by_what_they_are(organization):
+    zone = builders.slot_zone(organization, "Mitte", timezone_name="Europe/Berlin")
+    template = builders.slot_template(zone, day_of_week=1, start="08:00", duration=120)
+    day = SlotDay.objects.create(template=template, date=datetime.date(2031, 1, 13), capacity=10)
+    client = builders.admin_site_client(organization)
+
+    template_page = client.get(f"/admin/slots/slottemplate/{template.pk}/change/").content.decode()
+    day_page = client.get(f"/admin/slots/slotday/{day.pk}/change/").content.decode()
+
+    assert "<h2>Mitte, Monday 08:00\u201310:00 Europe/Berlin</h2>" in template_page
+    assert "<h2>Mitte, Monday 08:00\u201310:00 Europe/Berlin on 2031-01-13 Monday</h2>" in day_page

@@ -1,8 +1,13 @@
 """Django admin: each organization admin sees only their organization's rows (contract "Management
 API")."""
 
-import pytest
+import datetime
+import re
 
+import pytest
+from django.test import Client
+
+from tenants import admin_display
 from tenants.models import ApiKey, Driver, User
 from tests import builders
 
@@ -113,3 +118,72 @@ def test_a_refused_webhook_url_is_a_form_error_in_admin(organization, settings, 
     assert not ApiKey.objects.filter(name="New").exists()
     issued.api_key.refresh_from_db()
     assert issued.api_key.webhook_url == ""
+
+
+# ----- for people: View site, times that say their zone, columns that fit -----
+
+
+def test_view_site_goes_to_the_api_docs(organization):
+    index = builders.admin_site_client(organization).get("/admin/").content.decode()
+
+    assert re.search(r'<a href="/api/docs/">\s*View site\s*</a>', index)
+    assert Client().get("/api/docs/").status_code == 200
+
+
+def test_times_tied_to_no_zone_say_utc(organization):
+    issued = builders.api_key(organization, "partner_a", name="Shop")
+    used = datetime.datetime(2031, 1, 15, 13, 5, tzinfo=datetime.UTC)
+    ApiKey.objects.filter(pk=issued.api_key.pk).update(last_used_at=used)
+    client = builders.admin_site_client(organization)
+
+    listing = client.get("/admin/tenants/apikey/").content.decode()
+    page = client.get(f"/admin/tenants/apikey/{issued.api_key.pk}/change/").content.decode()
+
+    assert "2031-01-15 13:05 UTC" in listing
+    assert "2031-01-15 13:05 UTC" in page
+    # Never rotated nor revoked: admin's empty value, not Python's None.
+    assert re.search(r"Rotated:</label>\s*<div class=\"readonly\">-</div>", page)
+
+
+def test_an_admin_of_one_organization_sees_no_organization_column(organization, other_organization):
+    Driver.objects.create(organization=organization, name="Our Driver")
+    one = builders.admin_site_client(organization)
+    assert "column-organization" not in one.get("/admin/tenants/driver/").content.decode()
+
+    # An admin of two organizations needs to tell their rows apart.
+    builders.admin(other_organization, "admin@example.com")
+    two = builders.admin_site_login("admin@example.com")
+    assert "column-organization" in two.get("/admin/tenants/driver/").content.decode()
+
+
+def test_zone_time_names_its_zone_and_falls_back_to_utc():
+    at = datetime.datetime(2026, 11, 26, 13, 0, tzinfo=datetime.UTC)
+    assert admin_display.zone_time(at, "Europe/Berlin") == "2026-11-26 14:00 Europe/Berlin"
+    assert admin_display.zone_time(at, "America/New_York") == "2026-11-26 08:00 America/New_York"
+    assert admin_display.zone_time(at, None) == "2026-11-26 13:00 UTC"
+    assert admin_display.zone_time(at, "Not/AZone") == "2026-11-26 13:00 UTC"
+    assert admin_display.zone_time(None, "Europe/Berlin") is None
+    # A window past midnight writes out the end's date.
+    late = datetime.datetime(2026, 11, 26, 22, 0, tzinfo=datetime.UTC)
+    assert admin_display.zone_period(at, late, "Europe/Berlin") == (
+        "2026-11-26 14:00\u201323:00 Europe/Berlin"
+    )
+    assert (
+        admin_display.zone_period(at, late + datetime.timedelta(hours=2), "Europe/Berlin")
+        == "2026-11-26 14:00\u20132026-11-27 01:00 Europe/Berlin"
+    )
+    assert admin_display.minutes(120) == "120 min"
+    assert admin_display.calendar_day(datetime.date(2026, 12, 25)) == "2026-12-25 Friday"
+
+
+def test_a_driver_is_added_without_a_time_field_and_shows_when_in_utc(organization):
+    client = builders.admin_site_client(organization)
+    form = {"organization": str(organization.id), "name": "Ada", "phone": "", "vehicle_type": ""}
+
+    response = client.post("/admin/tenants/driver/add/", {**form, "is_active": "on"})
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    driver = Driver.objects.get(name="Ada")
+    page = client.get(f"/admin/tenants/driver/{driver.pk}/change/").content.decode()
+    assert 'name="created_at_0"' not in page
+    assert f"{driver.created_at:%Y-%m-%d %H:%M} UTC" in page

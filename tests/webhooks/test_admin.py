@@ -1,10 +1,12 @@
 """Delivery records in Django admin: scoped per organization, read-only, redeliver action."""
 
+import datetime
+
 import pytest
 
 from tests import builders
 from webhooks import tasks
-from webhooks.models import Delivery, DeliveryStatus
+from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -59,3 +61,24 @@ def test_redeliver_action_queues_a_new_round(
     assert response.status_code == 302
     assert len(queued) == 1
     assert Delivery.objects.get(pk=delivery.pk).status == DeliveryStatus.PENDING
+
+
+def test_delivery_times_say_utc_and_a_long_url_is_shortened(organization):
+    url = "http://127.0.0.1:9/hooks/delivery-service/organization-demo/partner-a/events?x=1"
+    builders.api_key(organization, "partner_a", webhook_url=url)
+    delivery = emit(organization, "A")
+    created = datetime.datetime(2031, 1, 15, 13, 5, tzinfo=datetime.UTC)
+    Delivery.objects.filter(pk=delivery.pk).update(created_at=created, next_attempt_at=None)
+    DeliveryAttempt.objects.create(
+        delivery=delivery, number=1, started_at=created, status_code=500, latency_ms=12
+    )
+    client = builders.admin_site_client(organization)
+
+    listing = client.get("/admin/webhooks/delivery/").content.decode()
+    page = client.get(f"/admin/webhooks/delivery/{delivery.pk}/change/").content.decode()
+
+    assert "2031-01-15 13:05 UTC" in listing
+    assert "2031-01-15 13:05 UTC" in page  # created, and the attempt's start in the inline
+    assert page.count("2031-01-15 13:05 UTC") == 2
+    assert f'title="{url}"' in listing.replace("&amp;", "&")
+    assert f">{url}<" not in listing.replace("&amp;", "&")

@@ -1,5 +1,6 @@
 """Django admin of zones and the gazetteer: isolation, GeoJSON validation, preview, CSV import."""
 
+import datetime
 import json
 
 import pytest
@@ -9,7 +10,7 @@ from django.test import Client
 from tenants.models import User
 from tests import builders
 from webhooks.models import Event
-from zones.models import Place, Zone
+from zones.models import Place, Zone, ZoneBlackout
 
 pytestmark = pytest.mark.django_db
 
@@ -229,3 +230,32 @@ def test_place_added_in_admin_is_normalized_and_geocodes(organization):
     assert response.status_code == 302
     place = Place.objects.get()
     assert place.address_key == "unter den linden 40"
+
+
+# ----- for people: dates with their weekday, times in the zone's time with its name -----
+
+
+def test_blackouts_and_zones_show_dates_and_times_of_the_zone(organization):
+    zone = builders.zone(organization, "Mitte", timezone_name="America/New_York")
+    # 13:05 UTC is 08:05 in New York (EST, UTC-5)
+    Zone.objects.filter(pk=zone.pk).update(
+        created_at=datetime.datetime(2031, 1, 15, 13, 5, tzinfo=datetime.UTC)
+    )
+    reason = "Christmas Day: the depot is closed and no drivers are rostered for any zone at all"
+    blackout = ZoneBlackout.objects.create(
+        zone=zone,
+        date=datetime.date(2026, 12, 25),
+        reason=reason,
+        created_at=datetime.datetime(2026, 12, 1, 4, 30, tzinfo=datetime.UTC),
+    )
+    client = admin_client_for(organization)
+
+    listing = client.get("/admin/zones/zoneblackout/").content.decode()
+    page = client.get(f"/admin/zones/zoneblackout/{blackout.pk}/change/").content.decode()
+    zone_page = client.get(f"/admin/zones/zone/{zone.pk}/change/").content.decode()
+
+    assert "2026-12-25 Friday" in listing
+    assert f'title="{reason}"' in listing  # shortened, the whole reason its tooltip
+    assert f">{reason}<" not in listing
+    assert "2026-11-30 23:30 America/New_York" in page  # created the evening before, there
+    assert "2031-01-15 08:05 America/New_York" in zone_page
