@@ -116,6 +116,42 @@ class NamedTextField(StrictCharField):
         )
 
 
+#: What breaks a line of text: every control character (Unicode category Cc: C0 with tab, CR and
+#: LF, DEL, C1 with NEL) and the line and paragraph separators. A name with one cannot go into an
+#: e-mail header (Django raises BadHeaderError) and means nothing in a one-line label.
+LINE_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def has_line_breaking(text: str) -> bool:
+    return LINE_BREAKING.search(text) is not None
+
+
+def single_line_message(field: str) -> str:
+    return f"{field} must not contain control characters or line breaks"
+
+
+def one_line(text: str) -> str:
+    """`text` with each line-breaking character made a space: for a name stored before names
+    were checked, on its way into a header."""
+    return LINE_BREAKING.sub(" ", text)
+
+
+class SingleLineTextField(StrictCharField):
+    """A JSON string on one line (no LINE_BREAKING character), trimmed, at most `max_length`
+    characters. For names that reach e-mail headers and labels; that message names the field."""
+
+    def __init__(self, field: str, max_length: int, **kwargs):
+        self.field_label = field
+        messages = {"single_line": single_line_message(field), **kwargs.pop("error_messages", {})}
+        super().__init__(max_length=max_length, error_messages=messages, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if has_line_breaking(value):
+            self.fail("single_line")
+        return value
+
+
 class TextChoiceField(NamedTextField):
     """A JSON string among `choices` (optional and nullable unless told otherwise)."""
 

@@ -183,3 +183,57 @@ def _auth_headers(world, auth: str) -> dict[str, str]:
     if auth.startswith("key:"):
         return {"X-API-Key": world.keys[auth[4:]]}
     return {}
+
+
+#: The control-character class: every character that breaks a line (Unicode Cc, the line and
+#: paragraph separators), anywhere in a text.
+LINE_BREAKING_CHARACTERS = [chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))] + [
+    "\u2028",
+    "\u2029",
+]
+# Inside the text: at either end, trimming takes a whitespace one away before it is stored.
+line_breaking_text = st.builds(
+    lambda before, character, after: before + character + after,
+    st.text(alphabet="abcXYZ019-.", min_size=1, max_size=6),
+    st.sampled_from(LINE_BREAKING_CHARACTERS),
+    st.text(alphabet="abcXYZ019-.", min_size=1, max_size=6),
+)
+#: Every body field whose text reaches the invite e-mail: the organization's name (its subject),
+#: the admin's name (its greeting) and e-mail (its To header).
+MAIL_TEXT_FIELDS = [
+    ("post", "/api/provisioning/organizations", "name"),
+    ("post", "/api/provisioning/organizations", "admin.name"),
+    ("post", "/api/provisioning/organizations", "admin.email"),
+    ("patch", "/api/provisioning/organizations/{org_id}", "name"),
+    ("post", "/api/provisioning/organizations/{org_id}/admins", "name"),
+    ("post", "/api/provisioning/organizations/{org_id}/admins", "email"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "name"), MAIL_TEXT_FIELDS)
+@hypothesis_settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
+@given(value=line_breaking_text, n=st.integers(min_value=1000, max_value=3000))
+def test_line_breaks_in_text_that_reaches_an_e_mail_are_refused(
+    world, method, path, name, value, n
+):
+    recipe = BODY_OPERATIONS[(method, path)]
+    body = recipe.body(world, n)
+    if name.endswith("email"):
+        value = f"{value}@example.com"
+    set_field(body, name, value)
+
+    response = Client().generic(
+        method.upper(),
+        _url(world, recipe, path, [], n, ("body", name, value)).replace(
+            "{org_id}", str(world.org_id)
+        ),
+        json.dumps(body),
+        content_type="application/json",
+        headers=_auth_headers(world, recipe.auth),
+    )
+
+    assert response.status_code == 400, (name, value, response.content[:300])
+    message = response.json()["message"]
+    assert any(text.startswith(name) for text in message), message
