@@ -391,44 +391,81 @@ class TimezoneField(StrictCharField):
             raise serializers.ValidationError(timezone_message(value))
 
 
-# ----- integers in query strings -----
+# ----- numbers in query strings -----
+
+#: A whole number as a query string writes it: ASCII digits only. Python's int() would also take
+#: `1_000`, ` 12 `, `+5`, `١٢` (other scripts' digits) and DRF's IntegerField `12.0`.
+_QUERY_INTEGER = re.compile(r"[0-9]{1,18}")
+#: A decimal number: an optional minus, ASCII digits, an optional fraction. float() would also
+#: take `1_0`, `1e2`, `inf`, `nan` and surrounding whitespace.
+_QUERY_NUMBER = re.compile(r"-?[0-9]{1,18}(?:\.[0-9]{1,18})?")
+
+
+def parse_query_integer(text) -> int | None:
+    """A query or path parameter's text as a non-negative integer; None unless it is ASCII
+    digits only (at most 18 of them)."""
+    if not isinstance(text, str) or not _QUERY_INTEGER.fullmatch(text):
+        return None
+    return int(text)
+
+
+def parse_query_number(text) -> float | None:
+    """A query parameter's text as a decimal number (`52.52`, `-13.4`); None unless it is
+    written as one in ASCII."""
+    if not isinstance(text, str) or not _QUERY_NUMBER.fullmatch(text):
+        return None
+    return float(text)
+
+
+@extend_schema_field({"type": "integer"})
+class QueryIntegerField(serializers.Field):
+    """An integer query parameter from `min_value` to `max_value`, read by parse_query_integer;
+    one message (`message`) for every way it can be wrong."""
+
+    def __init__(self, *, message: str, min_value: int, max_value: int, **kwargs):
+        self.min_value, self.max_value = min_value, max_value
+        kwargs["error_messages"] = {"invalid": message, **kwargs.get("error_messages", {})}
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = parse_query_integer(data)
+        if value is None:
+            self.fail("invalid")
+        if value < self.min_value:
+            self.fail("invalid")
+        if value > self.max_value:
+            self.fail("max_value" if "max_value" in self.error_messages else "invalid")
+        return value
+
+    def to_representation(self, value):
+        return value
+
 
 #: The highest page number asked for: beyond it the row offset would leave PostgreSQL's bigint.
 MAX_PAGE = 1_000_000
 
 
-def page_field(**kwargs) -> serializers.IntegerField:
-    """`page` of a paginated list: a positive integer, at most MAX_PAGE."""
-    message = "page must be a positive integer"
-    return serializers.IntegerField(
+def page_field(**kwargs) -> QueryIntegerField:
+    """`page` of a paginated list: a positive integer in ASCII digits, at most MAX_PAGE."""
+    return QueryIntegerField(
+        message="page must be a positive integer",
         min_value=1,
         max_value=MAX_PAGE,
         required=False,
         default=1,
-        error_messages={
-            "invalid": message,
-            "min_value": message,
-            "max_value": f"page must be at most {MAX_PAGE}",
-            "max_string_length": message,
-        },
+        error_messages={"max_value": f"page must be at most {MAX_PAGE}"},
         **kwargs,
     )
 
 
-def page_size_field(*, maximum: int, default: int) -> serializers.IntegerField:
-    """`pageSize` of a paginated list: an integer from 1 to `maximum`."""
-    message = f"pageSize must be an integer from 1 to {maximum}"
-    return serializers.IntegerField(
+def page_size_field(*, maximum: int, default: int) -> QueryIntegerField:
+    """`pageSize` of a paginated list: an integer from 1 to `maximum`, in ASCII digits."""
+    return QueryIntegerField(
+        message=f"pageSize must be an integer from 1 to {maximum}",
         min_value=1,
         max_value=maximum,
         required=False,
         default=default,
-        error_messages={
-            "invalid": message,
-            "min_value": message,
-            "max_value": message,
-            "max_string_length": message,
-        },
     )
 
 

@@ -279,6 +279,21 @@ def test_availability_needs_an_api_key(api_client, zone):
             {"lat": "nan", "lng": "13.4", "startDate": "2030-01-06", "endDate": "2030-01-07"},
             ["lat must be a number between -90 and 90"],
         ),
+        # ASCII decimals only: what float() would also read is refused
+        (
+            {"lat": "5_2.5", "lng": "1e1", "startDate": "2030-01-06", "endDate": "2030-01-07"},
+            [
+                "lat must be a number between -90 and 90",
+                "lng must be a number between -180 and 180",
+            ],
+        ),
+        (
+            {"lat": " 52.5", "lng": "+13.4", "startDate": "2030-01-06", "endDate": "2030-01-07"},
+            [
+                "lat must be a number between -90 and 90",
+                "lng must be a number between -180 and 180",
+            ],
+        ),
         (
             {"zoneId": "ZONE", "endDate": "2030-01-07"},
             ["startDate is required (format: YYYY-MM-DD)"],
