@@ -64,6 +64,8 @@ MIDDLEWARE = [
     "delivery.metrics.MetricsMiddleware",
     "delivery.middleware.RequestIdMiddleware",
     "delivery.middleware.RateLimitHeadersMiddleware",
+    # Before the body-size check, which then sees a chunked body's length too.
+    "delivery.chunked.ChunkedBodyMiddleware",
     "delivery.middleware.ApiErrorMiddleware",
     "delivery.middleware.UnstorableTextMiddleware",
     "django.middleware.security.SecurityMiddleware",
