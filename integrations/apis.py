@@ -101,7 +101,8 @@ class ManagedOrderSimulateApi(ManagementApiView):
         to `outcome` (delivered or failed), one status every `stepSeconds` (1 to 300, default 5; the
         first at once), with the organization's sandbox driver, through the status machine: the same
         webhooks and tracking changes as a real fleet. 409 `Order <ref> was not created with a test
-        key`; 409 with the status machine's message for a terminal order."""
+        key`; 409 with the status machine's message for a terminal order; 409 `Order <ref> is
+        already being simulated` while another simulation of the order runs."""
         organization = self.get_organization()
         serializer = valid_serializer(OrderSimulationInput, request.data)
         data = serializer.validated_data
