@@ -395,7 +395,9 @@ class TimezoneField(StrictCharField):
 
 #: A whole number as a query string writes it: ASCII digits only. Python's int() would also take
 #: `1_000`, ` 12 `, `+5`, `١٢` (other scripts' digits) and DRF's IntegerField `12.0`.
-_QUERY_INTEGER = re.compile(r"[0-9]{1,18}")
+_QUERY_INTEGER = re.compile(r"[0-9]+")
+#: More digits than this is beyond any limit a parameter has (and than PostgreSQL's bigint).
+_QUERY_INTEGER_MAX_DIGITS = 18
 #: A decimal number: an optional minus, ASCII digits, an optional fraction. float() would also
 #: take `1_0`, `1e2`, `inf`, `nan` and surrounding whitespace.
 _QUERY_NUMBER = re.compile(r"-?[0-9]{1,18}(?:\.[0-9]{1,18})?")
@@ -403,9 +405,12 @@ _QUERY_NUMBER = re.compile(r"-?[0-9]{1,18}(?:\.[0-9]{1,18})?")
 
 def parse_query_integer(text) -> int | None:
     """A query or path parameter's text as a non-negative integer; None unless it is ASCII
-    digits only (at most 18 of them)."""
+    digits only. Beyond 18 digits, 10**18 (a number too large for any parameter, read without
+    reading every digit)."""
     if not isinstance(text, str) or not _QUERY_INTEGER.fullmatch(text):
         return None
+    if len(text.lstrip("0")) > _QUERY_INTEGER_MAX_DIGITS:
+        return 10**_QUERY_INTEGER_MAX_DIGITS
     return int(text)
 
 
