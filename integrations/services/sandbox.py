@@ -167,47 +167,42 @@ def order_simulation_step(
 
     Returns the status entered, or None when the order is no longer in `from_status` (a
     duplicate message, a human), another simulation holds the order, or the machine refuses:
-    then the chain ends (and gives its claim up).
+    then the chain ends. The run gives its claim up when it ends: after its last step, when the
+    next step cannot be queued, or when someone else moved the order (not for a duplicate
+    message, whose twin goes on with the run). A step queued before claims existed carries no
+    `simulation_id` and goes on unclaimed.
     """
+    order = Order.objects.filter(pk=order_id).first()
+    if order is None or order.status != from_status:
+        logger.info("sandbox step %s -> %s of %s skipped", from_status, to_status, order_id)
+        _release_unless_run_goes_on(order_id, simulation_id, from_status, outcome)
+        return None
     remaining = simulation_steps(status=to_status, outcome=outcome)
-    # A step queued before claims existed carries no simulation id: it goes on unclaimed.
     if simulation_id is not None and not _claim_renew(
         order_id, simulation_id, seconds=_claim_seconds([to_status, *remaining], step_seconds)
     ):
         logger.info("sandbox step of %s skipped: another simulation holds the order", order_id)
         return None
-    entered = _step_take(
-        order_id=order_id,
-        from_status=from_status,
-        to_status=to_status,
+    if not _step_take(order=order, to_status=to_status, driver_id=driver_id, actor=actor):
+        _release_unless_run_goes_on(order_id, simulation_id, from_status, outcome)
+        return None
+    scheduled = bool(remaining) and _step_schedule(
+        order_id=order.id,
+        from_status=to_status,
+        to_status=remaining[0],
+        outcome=outcome,
+        step_seconds=step_seconds,
         driver_id=driver_id,
         actor=actor,
+        simulation_id=simulation_id,
+        countdown=step_seconds,
     )
-    scheduled = False
-    if entered is not None and remaining:
-        scheduled = _step_schedule(
-            order_id=order_id,
-            from_status=to_status,
-            to_status=remaining[0],
-            outcome=outcome,
-            step_seconds=step_seconds,
-            driver_id=driver_id,
-            actor=actor,
-            simulation_id=simulation_id,
-            countdown=step_seconds,
-        )
     if simulation_id is not None and not scheduled:
-        _release(order_id, simulation_id)  # the chain ends here: the order is free again
-    return entered
+        _release(order_id, simulation_id)  # the run ends here: the order is free again
+    return to_status
 
 
-def _step_take(
-    *, order_id: UUID | str, from_status: str, to_status: str, driver_id, actor: str
-) -> str | None:
-    order = Order.objects.filter(pk=order_id).first()
-    if order is None or order.status != from_status:
-        logger.info("sandbox step %s -> %s of %s skipped", from_status, to_status, order_id)
-        return None
+def _step_take(*, order: Order, to_status: str, driver_id, actor: str) -> bool:
     driver = None
     if to_status == OrderStatus.ASSIGNED:
         driver = Driver.objects.filter(pk=driver_id, organization_id=order.organization_id).first()
@@ -221,9 +216,21 @@ def _step_take(
         )
     except ApplicationError as exc:
         # A racing duplicate already took this step, or the driver went away: stop here.
-        logger.info("sandbox step of %s refused: %s", order_id, exc)
-        return None
-    return to_status
+        logger.info("sandbox step of %s refused: %s", order.id, exc)
+        return False
+    return True
+
+
+def _release_unless_run_goes_on(
+    order_id: UUID | str, simulation_id: str | None, from_status: str, outcome: str
+) -> None:
+    """Ends the run's claim unless the order is where this run takes it (a twin of this step
+    took it there, and that twin carries the run on)."""
+    if simulation_id is None:
+        return
+    status = Order.objects.filter(pk=order_id).values_list("status", flat=True).first()
+    if status not in simulation_steps(status=from_status, outcome=outcome):
+        _release(order_id, simulation_id)
 
 
 # ----- the claim: one simulation per order -----

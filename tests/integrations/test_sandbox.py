@@ -297,6 +297,22 @@ def test_the_claim_is_released_when_the_chain_ends(
     assert _claim_holder(order) is None
 
 
+def test_a_duplicate_step_message_keeps_the_claim_of_its_run(
+    manager,
+    test_key_client,
+    test_broker,  # noqa: F811
+):
+    order = order_of(test_key_client, "SB-1")
+    assert simulate(manager, order).status_code == 202
+    (first_step,) = _queued_steps(test_broker)
+
+    assert sandbox.order_simulation_step(**first_step) == "assigned"
+    assert sandbox.order_simulation_step(**first_step) is None  # redelivered: its twin went on
+
+    assert _claim_holder(order) == first_step["simulation_id"].encode()
+    assert_error(simulate(manager, order), 409, "Order SB-1 is already being simulated")
+
+
 def test_the_last_step_releases_the_claim_and_the_order_can_be_simulated_again(
     manager,
     organization,
