@@ -2,10 +2,13 @@
 more than a hemisphere would be read as another shape, so it is refused with the reason
 (contract "Slots and windows")."""
 
+import json
+
 import pytest
 
 from tests import builders
 from tests.conftest import assert_error
+from tests.zones.test_admin import admin_client_for, zone_form
 from zones.errors import PolygonInvalid
 from zones.geometry import polygon_from_geodata, polygon_normalize
 from zones.models import Zone
@@ -93,4 +96,16 @@ def test_the_management_api_answers_400_with_the_reason(organization):
     )
 
     assert_error(response, 400, [ANTIMERIDIAN.format(0, 1)])
+    assert not Zone.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_django_admin_refuses_it_with_the_reason(organization):
+    response = admin_client_for(organization).post(
+        "/admin/zones/zone/add/",
+        zone_form(organization, geodata=json.dumps(WHOLE_WORLD)),
+    )
+
+    assert response.status_code == 200  # the form again, with its error
+    assert "geodata spans 360 degrees of longitude" in response.content.decode()
     assert not Zone.objects.exists()
