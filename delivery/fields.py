@@ -116,6 +116,42 @@ class NamedTextField(StrictCharField):
         )
 
 
+#: What breaks a line of text: every control character (Unicode category Cc: C0 with tab, CR and
+#: LF, DEL, C1 with NEL) and the line and paragraph separators. A name with one cannot go into an
+#: e-mail header (Django raises BadHeaderError) and means nothing in a one-line label.
+LINE_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def has_line_breaking(text: str) -> bool:
+    return LINE_BREAKING.search(text) is not None
+
+
+def single_line_message(field: str) -> str:
+    return f"{field} must not contain control characters or line breaks"
+
+
+def one_line(text: str) -> str:
+    """`text` with each line-breaking character made a space: for a name stored before names
+    were checked, on its way into a header."""
+    return LINE_BREAKING.sub(" ", text)
+
+
+class SingleLineTextField(StrictCharField):
+    """A JSON string on one line (no LINE_BREAKING character), trimmed, at most `max_length`
+    characters. For names that reach e-mail headers and labels; that message names the field."""
+
+    def __init__(self, field: str, max_length: int, **kwargs):
+        self.field_label = field
+        messages = {"single_line": single_line_message(field), **kwargs.pop("error_messages", {})}
+        super().__init__(max_length=max_length, error_messages=messages, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if has_line_breaking(value):
+            self.fail("single_line")
+        return value
+
+
 class TextChoiceField(NamedTextField):
     """A JSON string among `choices` (optional and nullable unless told otherwise)."""
 
@@ -355,44 +391,86 @@ class TimezoneField(StrictCharField):
             raise serializers.ValidationError(timezone_message(value))
 
 
-# ----- integers in query strings -----
+# ----- numbers in query strings -----
+
+#: A whole number as a query string writes it: ASCII digits only. Python's int() would also take
+#: `1_000`, ` 12 `, `+5`, `١٢` (other scripts' digits) and DRF's IntegerField `12.0`.
+_QUERY_INTEGER = re.compile(r"[0-9]+")
+#: More digits than this is beyond any limit a parameter has (and than PostgreSQL's bigint).
+_QUERY_INTEGER_MAX_DIGITS = 18
+#: A decimal number: an optional minus, ASCII digits, an optional fraction. float() would also
+#: take `1_0`, `1e2`, `inf`, `nan` and surrounding whitespace.
+_QUERY_NUMBER = re.compile(r"-?[0-9]{1,18}(?:\.[0-9]{1,18})?")
+
+
+def parse_query_integer(text) -> int | None:
+    """A query or path parameter's text as a non-negative integer; None unless it is ASCII
+    digits only. Beyond 18 digits, 10**18 (a number too large for any parameter, read without
+    reading every digit)."""
+    if not isinstance(text, str) or not _QUERY_INTEGER.fullmatch(text):
+        return None
+    if len(text.lstrip("0")) > _QUERY_INTEGER_MAX_DIGITS:
+        return 10**_QUERY_INTEGER_MAX_DIGITS
+    return int(text)
+
+
+def parse_query_number(text) -> float | None:
+    """A query parameter's text as a decimal number (`52.52`, `-13.4`); None unless it is
+    written as one in ASCII."""
+    if not isinstance(text, str) or not _QUERY_NUMBER.fullmatch(text):
+        return None
+    return float(text)
+
+
+@extend_schema_field({"type": "integer"})
+class QueryIntegerField(serializers.Field):
+    """An integer query parameter from `min_value` to `max_value`, read by parse_query_integer;
+    one message (`message`) for every way it can be wrong."""
+
+    def __init__(self, *, message: str, min_value: int, max_value: int, **kwargs):
+        self.min_value, self.max_value = min_value, max_value
+        kwargs["error_messages"] = {"invalid": message, **kwargs.get("error_messages", {})}
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = parse_query_integer(data)
+        if value is None:
+            self.fail("invalid")
+        if value < self.min_value:
+            self.fail("invalid")
+        if value > self.max_value:
+            self.fail("max_value" if "max_value" in self.error_messages else "invalid")
+        return value
+
+    def to_representation(self, value):
+        return value
+
 
 #: The highest page number asked for: beyond it the row offset would leave PostgreSQL's bigint.
 MAX_PAGE = 1_000_000
 
 
-def page_field(**kwargs) -> serializers.IntegerField:
-    """`page` of a paginated list: a positive integer, at most MAX_PAGE."""
-    message = "page must be a positive integer"
-    return serializers.IntegerField(
+def page_field(**kwargs) -> QueryIntegerField:
+    """`page` of a paginated list: a positive integer in ASCII digits, at most MAX_PAGE."""
+    return QueryIntegerField(
+        message="page must be a positive integer",
         min_value=1,
         max_value=MAX_PAGE,
         required=False,
         default=1,
-        error_messages={
-            "invalid": message,
-            "min_value": message,
-            "max_value": f"page must be at most {MAX_PAGE}",
-            "max_string_length": message,
-        },
+        error_messages={"max_value": f"page must be at most {MAX_PAGE}"},
         **kwargs,
     )
 
 
-def page_size_field(*, maximum: int, default: int) -> serializers.IntegerField:
-    """`pageSize` of a paginated list: an integer from 1 to `maximum`."""
-    message = f"pageSize must be an integer from 1 to {maximum}"
-    return serializers.IntegerField(
+def page_size_field(*, maximum: int, default: int) -> QueryIntegerField:
+    """`pageSize` of a paginated list: an integer from 1 to `maximum`, in ASCII digits."""
+    return QueryIntegerField(
+        message=f"pageSize must be an integer from 1 to {maximum}",
         min_value=1,
         max_value=maximum,
         required=False,
         default=default,
-        error_messages={
-            "invalid": message,
-            "min_value": message,
-            "max_value": message,
-            "max_string_length": message,
-        },
     )
 
 

@@ -76,6 +76,8 @@ MIDDLEWARE = [
     # Inside the request id (its line carries it), outside the rest (it logs the final status).
     "delivery.access_log.AccessLogMiddleware",
     "delivery.middleware.RateLimitHeadersMiddleware",
+    # Before the body-size check, which then sees a chunked body's length too.
+    "delivery.chunked.ChunkedBodyMiddleware",
     "delivery.middleware.ApiErrorMiddleware",
     "delivery.middleware.UnstorableTextMiddleware",
     "django.middleware.security.SecurityMiddleware",

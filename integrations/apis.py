@@ -161,6 +161,8 @@ class ManagedOrderSimulateApi(ManagementApiView):
 
         - 409 with the status machine's message for a terminal order
 
+        - 409 `Order <ref> is already being simulated` while another simulation of the order runs
+
         - 503 when the task queue cannot take the first step"""
         organization = self.get_organization()
         serializer = valid_serializer(OrderSimulationInput, request.data)

@@ -87,3 +87,12 @@ class OrderNotFromTestKey(Conflict):
 
     def __init__(self, external_ref: str):
         super().__init__(f"Order {external_ref} was not created with a test key")
+
+
+class SimulationInProgress(Conflict):
+    """One simulation per order at a time (docs/webhooks.md "Sandbox")."""
+
+    code = "simulation_in_progress"
+
+    def __init__(self, external_ref: str):
+        super().__init__(f"Order {external_ref} is already being simulated")

@@ -1,11 +1,16 @@
 from rest_framework import serializers
 
 from delivery.fields import (
+    SingleLineTextField,
     StrictBooleanField,
     StrictCharField,
     StrictEmailField,
     required_messages,
 )
+
+#: Names that reach the invite e-mail (the organization's in its subject, the admin's in its
+#: greeting) stay on one line: a line break in a header would make the e-mail unsendable.
+NAME_MAX_LENGTH = 200
 
 
 def _email(label: str) -> StrictEmailField:
@@ -17,14 +22,19 @@ def _email(label: str) -> StrictEmailField:
     )
 
 
+def _admin_name(label: str) -> SingleLineTextField:
+    return SingleLineTextField(label, NAME_MAX_LENGTH, required=False, allow_blank=True, default="")
+
+
 class AdminInput(serializers.Serializer):
     email = _email("admin.email")
-    name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    name = _admin_name("admin.name")
 
 
 class OrganizationCreateInput(serializers.Serializer):
-    name = StrictCharField(
-        max_length=200,
+    name = SingleLineTextField(
+        "name",
+        NAME_MAX_LENGTH,
         error_messages=required_messages("Organization name is required"),
     )
     slug = StrictCharField(required=False, allow_null=True, max_length=200)
@@ -34,8 +44,9 @@ class OrganizationCreateInput(serializers.Serializer):
 
 
 class OrganizationUpdateInput(serializers.Serializer):
-    name = StrictCharField(
-        max_length=200,
+    name = SingleLineTextField(
+        "name",
+        NAME_MAX_LENGTH,
         required=False,
         error_messages={
             "blank": "Organization name is required",
@@ -47,7 +58,7 @@ class OrganizationUpdateInput(serializers.Serializer):
 
 class AdminAddInput(serializers.Serializer):
     email = _email("email")
-    name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    name = _admin_name("name")
 
 
 class PasswordResetInput(serializers.Serializer):

@@ -2,7 +2,6 @@
 
 import logging
 import secrets
-import smtplib
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -13,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from delivery.errors import ValidationFailed
+from delivery.fields import one_line
 from provisioning.errors import InviteAlreadyAccepted, InviteExpired, NoPendingInvite
 from provisioning.models import INVITE_VALIDITY, Invite, InviteStatus
 from provisioning.selectors import invite_get_by_token
@@ -60,11 +60,16 @@ def _issue_invite(*, organization: Organization, user: User) -> tuple[Invite, st
 
 
 def _send_invite_email(invite: Invite, token: str) -> bool:
-    """True when the e-mail backend accepted the message (`invite.emailSent`)."""
+    """True when the e-mail backend accepted the message (`invite.emailSent`).
+
+    It runs after the commit, so no failure of the mail may become an error of the request:
+    whatever the backend raises (SMTP and network errors, BadHeaderError, a misconfiguration) is
+    logged and answered as `emailSent: false`; the invite can be sent again (resend-invite)."""
     link = settings.INVITE_URL_TEMPLATE.format(token=token)
     try:
         sent = send_mail(
-            subject=f"You are invited to {invite.organization.name}",
+            # A name stored before names were checked may hold a line break: never in a header.
+            subject=one_line(f"You are invited to {invite.organization.name}"),
             message=(
                 f"Hello {invite.user.name or invite.user.email},\n\n"
                 f"you have been made an admin of {invite.organization.name}.\n"
@@ -74,8 +79,8 @@ def _send_invite_email(invite: Invite, token: str) -> bool:
             from_email=settings.DEFAULT_FROM_EMAIL,
             recipient_list=[invite.user.email],
         )
-    except (smtplib.SMTPException, OSError) as exc:
-        logger.error("invite e-mail to user %s not sent: %s", invite.user_id, exc)
+    except Exception:
+        logger.exception("invite e-mail to user %s not sent", invite.user_id)
         return False
     return sent == 1
 

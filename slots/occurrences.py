@@ -3,7 +3,10 @@
 Pure time arithmetic, no I/O. Times are wall-clock times in the zone's IANA time zone, so the
 UTC offsets of a window follow DST: `08:00` is `08:00+01:00` in winter and `08:00+02:00` in
 summer in Europe/Berlin. A wall time that does not exist (the hour skipped in spring) is moved
-forward by the gap, as a clock would show it.
+forward by the gap, as a clock would show it. A slot whose start is skipped moves forward by the
+gap as a whole, keeping its duration (02:00-03:00 on the spring day in Berlin is 03:00-04:00),
+so every slot has a window of positive length; an ambiguous wall time (the hour repeated in
+autumn) is its first occurrence.
 """
 
 import functools
@@ -56,6 +59,11 @@ def local_moment(day: date, at: time, tz: tzinfo) -> datetime:
     return datetime.combine(day, at, tzinfo=tz).astimezone(UTC).astimezone(tz)
 
 
+def is_skipped(day: date, at: time, tz: tzinfo) -> bool:
+    """Whether wall time `at` does not exist on `day` in `tz` (it falls in a DST gap)."""
+    return local_moment(day, at, tz).replace(tzinfo=None) != datetime.combine(day, at)
+
+
 @dataclass(frozen=True)
 class Occurrence:
     """One template on one date."""
@@ -101,17 +109,24 @@ def occurrence(
     """The window and cutoff of a slot starting at `start_time` on `day` in `tz`.
 
     The window ends at the wall time start + duration (on the next day for a slot ending at
-    midnight); the cutoff is `cutoff_minutes` before the window's start (elapsed time, in
-    UTC) or, when `cutoff_day_before_at` is given, that wall time on the previous day in `tz`
-    (a wall time skipped by DST moves forward by the gap; a repeated one is its first
-    occurrence, as for every local moment here).
+    midnight). A start skipped by DST moves forward by the gap and the end with it, `duration`
+    minutes later in elapsed time: the wall end alone would make the window empty (02:00-03:00
+    on the spring day) or reversed (02:30-03:00). The cutoff is `cutoff_minutes` before the
+    window's start (elapsed time, in UTC) or, when `cutoff_day_before_at` is given, that wall
+    time on the previous day in `tz` (a wall time skipped by DST moves forward by the gap; a
+    repeated one is its first occurrence, as for every local moment here).
     """
     start_minutes = minutes_of(start_time)
     end_minutes = start_minutes + duration_minutes
     window_start = local_moment(day, start_time, tz)
-    window_end = local_moment(
-        day + timedelta(days=end_minutes // MINUTES_PER_DAY), time_of(end_minutes), tz
-    )
+    if is_skipped(day, start_time, tz):
+        window_end = (
+            window_start.astimezone(UTC) + timedelta(minutes=duration_minutes)
+        ).astimezone(tz)
+    else:
+        window_end = local_moment(
+            day + timedelta(days=end_minutes // MINUTES_PER_DAY), time_of(end_minutes), tz
+        )
     if cutoff_day_before_at is not None:
         cutoff_at = local_moment(day - timedelta(days=1), cutoff_day_before_at, tz).astimezone(UTC)
     else:

@@ -2,7 +2,6 @@
 availability entry (contract "Slots and windows"; contract "Slots and windows", "Management
 API")."""
 
-import math
 from dataclasses import dataclass
 from datetime import date
 
@@ -16,6 +15,7 @@ from delivery.fields import (
     TimezoneField,
     date_message,
     parse_date,
+    parse_query_number,
     parse_uuid,
 )
 from delivery.serializers import CrossFieldSerializer, snake_case_arguments
@@ -255,11 +255,8 @@ def _date_or_message(params, name: str, *, missing: str) -> tuple[date | None, s
 
 
 def _coordinate(raw: str, low: float, high: float) -> float | None:
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) and low <= value <= high else None
+    value = parse_query_number(raw)
+    return value if value is not None and low <= value <= high else None
 
 
 def _invalid(messages: list[str]) -> serializers.ValidationError:

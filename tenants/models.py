@@ -5,9 +5,19 @@ import uuid
 from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
 from django.contrib.auth.models import PermissionsMixin
 from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+
+from delivery.fields import has_line_breaking, single_line_message
+
+
+def _refuse_line_breaks(instance: models.Model, field: str) -> None:
+    """For forms (Django admin): a name that reaches an e-mail header stays on one line, as the
+    APIs require (delivery.fields.SingleLineTextField)."""
+    if has_line_breaking(getattr(instance, field) or ""):
+        raise ValidationError({field: single_line_message(field)})
 
 
 class UserManager(BaseUserManager):
@@ -47,6 +57,10 @@ class User(AbstractBaseUser, PermissionsMixin):
     def __str__(self) -> str:
         return self.email
 
+    def clean(self) -> None:
+        super().clean()
+        _refuse_line_breaks(self, "name")
+
 
 class KeyCacheQuerySet(models.QuerySet):
     """`update()` on organizations and keys bypasses save() and its signals (tenants/signals.py),
@@ -78,6 +92,9 @@ class Organization(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        _refuse_line_breaks(self, "name")
 
 
 class OrgRole(models.TextChoices):

@@ -8,6 +8,7 @@ stay straight and containment is unchanged) to find the nearest boundary point, 
 to that point is then measured on the WGS 84 ellipsoid with geopy's geodesic (Karney).
 """
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -29,7 +30,9 @@ def polygon_normalize(geodata, *, field: str = FIELD) -> dict:
     positions (an altitude, if any, is dropped). An open ring is closed. The ring must have at
     least 4 positions once closed, coordinates in range, and form a valid polygon (shapely:
     no self-intersection, non-zero area). Holes are refused: the partner export has no way to
-    show them.
+    show them. Positions are read on the plane, as GeoJSON says (RFC 7946 3.1.9): a ring that
+    crosses the antimeridian or spans more than 180 degrees of longitude is refused
+    (`_refuse_beyond_a_hemisphere`).
     """
     if not isinstance(geodata, dict):
         raise PolygonInvalid([f"{field} must be a GeoJSON Polygon object"])
@@ -49,6 +52,7 @@ def polygon_normalize(geodata, *, field: str = FIELD) -> dict:
         raise PolygonInvalid([f"{field} ring must have at least 4 positions (first = last)"])
     if len(set(ring)) < 3:
         raise PolygonInvalid([f"{field} ring must have at least 3 distinct positions"])
+    _refuse_beyond_a_hemisphere(ring, field=field)
     polygon = Polygon(ring)
     if polygon.convex_hull.area <= 0:
         raise PolygonInvalid([f"{field} polygon must have a non-zero area (collinear positions)"])
@@ -58,6 +62,40 @@ def polygon_normalize(geodata, *, field: str = FIELD) -> dict:
             raise PolygonInvalid([f"{field} polygon must not intersect itself ({reason})"])
         raise PolygonInvalid([f"{field} is not a valid polygon ({reason})"])
     return {"type": "Polygon", "coordinates": [[[lng, lat] for lng, lat in ring]]}
+
+
+#: The widest zone, in degrees of longitude: beyond it a polygon read on the plane covers more
+#: than a hemisphere (a whole-world rectangle is 360 wide).
+MAX_LONGITUDE_SPAN = 180
+
+
+def _refuse_beyond_a_hemisphere(ring: list[tuple[float, float]], *, field: str) -> None:
+    """Refuses what the lng/lat plane would read as something else than the client meant.
+
+    An edge spanning more than 180 degrees of longitude is almost surely one that crosses the
+    antimeridian (175 E to 175 W is 10 degrees that way): on the plane it runs the long way
+    round, and the zone would become a 350-degree band. A ring wider than 180 degrees covers
+    more than a hemisphere, which no delivery zone does (a whole-world polygon among them).
+    """
+    for index, ((lng, _), (next_lng, _)) in enumerate(itertools.pairwise(ring)):
+        # -180 to 180 goes all the way round (a whole-world ring): the span below says so.
+        if MAX_LONGITUDE_SPAN < abs(next_lng - lng) < 360:
+            raise PolygonInvalid(
+                [
+                    f"{field} crosses the antimeridian (the edge from position {index} to "
+                    f"{index + 1} spans more than {MAX_LONGITUDE_SPAN} degrees of longitude): "
+                    "split it into two zones, one each side of longitude 180"
+                ]
+            )
+    longitudes = [lng for lng, _ in ring]
+    span = max(longitudes) - min(longitudes)
+    if span > MAX_LONGITUDE_SPAN:
+        raise PolygonInvalid(
+            [
+                f"{field} spans {span:g} degrees of longitude: a zone may span at most "
+                f"{MAX_LONGITUDE_SPAN} (more covers more than a hemisphere)"
+            ]
+        )
 
 
 def _positions(ring, *, field: str) -> list[tuple[float, float]]:

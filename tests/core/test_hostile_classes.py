@@ -3,7 +3,8 @@
 Each operation gets an otherwise valid request (the body recipes of test_hostile_text.py, the
 ids of real objects, real credentials) with one place made hostile: a path parameter, a query
 parameter, a header, a body field, or an object key inside the body. The values are the classes
-that once gave 500s: NUL characters and lone surrogates anywhere in text, dates and date-times
+that once gave 500s: NUL characters and lone surrogates anywhere in text, control characters
+and line separators (a name with one made the invite e-mail fail), dates and date-times
 at the edges of the calendar, integers beyond what the database holds, files of the time zone
 database that are no time zones. Whatever the place: never a 5xx, always the contract's JSON
 error body on a 4xx, and text no field can hold is refused (404 in a path, 400 elsewhere).
@@ -54,7 +55,20 @@ EDGE_TEXT = [
     "posixrules",
 ]
 EDGE_JSON = [2**63, -(2**63) - 1, 10**40, 1e308, -1e308]
-text_values = st.one_of(unstorable_text, st.sampled_from(EDGE_TEXT))
+#: The control-character class: every character that breaks a line (Unicode Cc, the line and
+#: paragraph separators), anywhere in a text.
+LINE_BREAKING_CHARACTERS = [chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))] + [
+    "\u2028",
+    "\u2029",
+]
+# Inside the text: at either end, trimming takes a whitespace one away before it is stored.
+line_breaking_text = st.builds(
+    lambda before, character, after: before + character + after,
+    st.text(alphabet="abcXYZ019-.", min_size=1, max_size=6),
+    st.sampled_from(LINE_BREAKING_CHARACTERS),
+    st.text(alphabet="abcXYZ019-.", min_size=1, max_size=6),
+)
+text_values = st.one_of(unstorable_text, line_breaking_text, st.sampled_from(EDGE_TEXT))
 json_values = st.one_of(text_values, st.sampled_from(EDGE_JSON))
 
 
@@ -182,3 +196,44 @@ def _auth_headers(world, auth: str) -> dict[str, str]:
     if auth.startswith("key:"):
         return {"X-API-Key": world.keys[auth[4:]]}
     return {}
+
+
+#: Every body field whose text reaches the invite e-mail: the organization's name (its subject),
+#: the admin's name (its greeting) and e-mail (its To header).
+MAIL_TEXT_FIELDS = [
+    ("post", "/api/provisioning/organizations", "name"),
+    ("post", "/api/provisioning/organizations", "admin.name"),
+    ("post", "/api/provisioning/organizations", "admin.email"),
+    ("patch", "/api/provisioning/organizations/{org_id}", "name"),
+    ("post", "/api/provisioning/organizations/{org_id}/admins", "name"),
+    ("post", "/api/provisioning/organizations/{org_id}/admins", "email"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "name"), MAIL_TEXT_FIELDS)
+@hypothesis_settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
+@given(value=line_breaking_text, n=st.integers(min_value=1000, max_value=3000))
+def test_line_breaks_in_text_that_reaches_an_e_mail_are_refused(
+    world, method, path, name, value, n
+):
+    recipe = BODY_OPERATIONS[(method, path)]
+    body = recipe.body(world, n)
+    if name.endswith("email"):
+        value = f"{value}@example.com"
+    set_field(body, name, value)
+
+    response = Client().generic(
+        method.upper(),
+        _url(world, recipe, path, [], n, ("body", name, value)).replace(
+            "{org_id}", str(world.org_id)
+        ),
+        json.dumps(body),
+        content_type="application/json",
+        headers=_auth_headers(world, recipe.auth),
+    )
+
+    assert response.status_code == 400, (name, value, response.content[:300])
+    message = response.json()["message"]
+    assert any(text.startswith(name) for text in message), message

@@ -163,6 +163,14 @@ def test_list_query_count_is_constant(manager, partner, organization, driver):
         ({"zoneId": "not-a-uuid"}, "zoneId must be a UUID"),
         ({"page": "0"}, "page must be a positive integer"),
         ({"pageSize": "101"}, "pageSize must be an integer from 1 to 100"),
+        # ASCII digits only: what int() would also read is refused, not read as a number
+        ({"page": "1_000"}, "page must be a positive integer"),
+        ({"page": " 2"}, "page must be a positive integer"),
+        ({"page": "+2"}, "page must be a positive integer"),
+        ({"page": "2.0"}, "page must be a positive integer"),
+        ({"page": "\u0662"}, "page must be a positive integer"),  # ARABIC-INDIC DIGIT TWO
+        ({"pageSize": "1_0"}, "pageSize must be an integer from 1 to 100"),
+        ({"pageSize": "5 "}, "pageSize must be an integer from 1 to 100"),
     ],
 )
 def test_bad_list_query_is_400(manager, organization, query, message):

@@ -2,7 +2,12 @@
 what is refused, and steps that are safe to run twice. The worker-driven run end to end is in
 tests/webhooks/test_sandbox_lifecycle.py."""
 
+import base64
+import json
+import time
+
 import pytest
+from django.conf import settings
 
 from integrations.models import Order, OrderStatusEvent
 from integrations.services import sandbox
@@ -232,3 +237,142 @@ def test_a_broker_that_is_away_answers_503(manager, test_key_client, dead_broker
 
     assert_error(response, 503, "Service temporarily unavailable")
     assert Order.objects.get(pk=order.pk).status == "pending"
+
+
+# ----- one simulation per order at a time -----
+
+
+def _claim_holder(order: Order) -> bytes | None:
+    return sandbox._redis_for(settings.REDIS_URL).get(sandbox._claim_key(order.id))
+
+
+def _queued_steps(broker) -> list[dict]:
+    with broker.connection_for_write() as connection:
+        client = connection.default_channel.client
+        # kombu pushes on the left and pops on the right: oldest last in the list
+        messages = [json.loads(raw) for raw in reversed(client.lrange("celery", 0, -1))]
+    return [json.loads(base64.b64decode(message["body"]))[1] for message in messages]
+
+
+def test_a_second_simulation_of_the_same_order_is_409(
+    manager,
+    test_key_client,
+    test_broker,  # noqa: F811
+):
+    order = order_of(test_key_client, "SB-1")
+    assert simulate(manager, order, {"outcome": "delivered", "stepSeconds": 2}).status_code == 202
+
+    second = simulate(manager, order, {"outcome": "failed"})
+
+    assert_error(second, 409, "Order SB-1 is already being simulated")
+    queued = _queued_steps(test_broker)
+    assert [step["outcome"] for step in queued] == ["delivered"]  # the second queued nothing
+    assert sandbox.SimulationInProgress.code == "simulation_in_progress"
+    # the claim lasts the four steps still to go, plus the margin
+    ttl = sandbox._redis_for(settings.REDIS_URL).ttl(sandbox._claim_key(order.id))
+    assert 4 * 2 + sandbox.CLAIM_MARGIN_SECONDS - 2 <= ttl <= 4 * 2 + sandbox.CLAIM_MARGIN_SECONDS
+    # another order is not held by it
+    assert simulate(manager, order_of(test_key_client, "SB-2")).status_code == 202
+
+
+def test_the_claim_is_released_when_the_chain_ends(
+    manager,
+    organization,
+    test_key_client,
+    test_broker,  # noqa: F811
+):
+    order = order_of(test_key_client, "SB-1")
+    assert simulate(manager, order).status_code == 202
+    (first_step,) = _queued_steps(test_broker)
+    assert _claim_holder(order) == first_step["simulation_id"].encode()
+
+    # The worker takes the first step (run here); a human then cancels the order, so the
+    # next step finds it moved and ends the chain.
+    assert sandbox.order_simulation_step(**first_step) == "assigned"
+    assert _claim_holder(order) == first_step["simulation_id"].encode()
+    builders.advance(order, "cancelled")
+    second_step = _queued_steps(test_broker)[-1]
+    assert sandbox.order_simulation_step(**second_step) is None
+
+    assert _claim_holder(order) is None
+
+
+def test_a_duplicate_step_message_keeps_the_claim_of_its_run(
+    manager,
+    test_key_client,
+    test_broker,  # noqa: F811
+):
+    order = order_of(test_key_client, "SB-1")
+    assert simulate(manager, order).status_code == 202
+    (first_step,) = _queued_steps(test_broker)
+
+    assert sandbox.order_simulation_step(**first_step) == "assigned"
+    assert sandbox.order_simulation_step(**first_step) is None  # redelivered: its twin went on
+
+    assert _claim_holder(order) == first_step["simulation_id"].encode()
+    assert_error(simulate(manager, order), 409, "Order SB-1 is already being simulated")
+
+
+def test_the_last_step_releases_the_claim_and_the_order_can_be_simulated_again(
+    manager,
+    organization,
+    test_key_client,
+    test_broker,  # noqa: F811
+):
+    order = order_of(test_key_client, "SB-1")
+    builders.advance(
+        order, "assigned", "picked_up", "in_transit", driver=builders.driver(order.organization)
+    )
+    assert simulate(manager, order, {"outcome": "failed"}).status_code == 202
+    (last_step,) = _queued_steps(test_broker)
+
+    assert sandbox.order_simulation_step(**last_step) == "failed"
+
+    assert _claim_holder(order) is None
+
+
+def test_a_late_step_of_a_given_up_chain_does_not_act(
+    manager,
+    organization,
+    test_key_client,
+    test_broker,  # noqa: F811
+):
+    order = order_of(test_key_client, "SB-1")
+    assert simulate(manager, order).status_code == 202
+    (stale,) = _queued_steps(test_broker)
+    # Its claim expired and a second simulation took the order.
+    sandbox._redis_for(settings.REDIS_URL).delete(sandbox._claim_key(order.id))
+    assert simulate(manager, order, {"outcome": "failed"}).status_code == 202
+
+    assert sandbox.order_simulation_step(**stale) is None
+
+    assert Order.objects.get(pk=order.pk).status == "pending"
+    assert _claim_holder(order) is not None  # still the second simulation's
+
+
+def test_a_claim_left_by_a_dead_worker_expires(
+    manager,
+    test_key_client,
+    test_broker,  # noqa: F811
+    monkeypatch,
+):
+    monkeypatch.setattr(sandbox, "CLAIM_MARGIN_SECONDS", 0)
+    order = order_of(test_key_client, "SB-1")
+    builders.advance(
+        order, "assigned", "picked_up", "in_transit", driver=builders.driver(order.organization)
+    )
+    # One step to go, one second apart: the claim lasts 1 s; nobody runs the step.
+    assert simulate(manager, order, {"outcome": "delivered", "stepSeconds": 1}).status_code == 202
+    assert simulate(manager, order).status_code == 409
+
+    time.sleep(1.5)
+
+    assert simulate(manager, order).status_code == 202
+
+
+def test_a_failed_publish_releases_the_claim(manager, test_key_client, dead_broker):  # noqa: F811
+    order = order_of(test_key_client, "SB-1")
+
+    assert simulate(manager, order).status_code == 503
+
+    assert _claim_holder(order) is None

@@ -1,6 +1,7 @@
 """Public slot availability: bulk and single-date (contract "Slots and windows",
 capacity rules 1-4; contract "Slots and windows")."""
 
+import datetime as dt
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -162,6 +163,34 @@ def test_windows_follow_daylight_saving_time(client, zone):
     assert [s["label"] for s in summer] == ["Sun 00:00-04:00", "Sun 08:00-12:00"]
 
 
+def test_a_slot_in_the_spring_gap_is_offered_and_booked_an_hour_later_whole(
+    client, zone, organization
+):
+    # 02:00-03:00 does not exist on 31 March 2030 in Berlin: the slot is 03:00-04:00 that day.
+    template = builders.slot_template(zone, day_of_week=0, start="02:00", duration=60, cutoff=60)
+
+    slot = bulk(client, zoneId=zone.id, startDate="2030-03-31", endDate="2030-04-01").json()[
+        "dates"
+    ][0]["slots"][0]
+    single = client.get(SINGLE, {"zoneId": zone.id, "date": "2030-03-31"}).json()
+
+    moved = ("2030-03-31T03:00:00+02:00", "2030-03-31T04:00:00+02:00", "2030-03-31T00:00:00Z")
+    assert (slot["deliveryWindowStart"], slot["deliveryWindowEnd"], slot["cutoffAt"]) == moved
+    assert (slot["label"], slot["durationMinutes"]) == ("Sun 02:00-03:00", 60)
+    assert slot["bookable"] is True
+    assert [
+        (s["deliveryWindowStart"], s["deliveryWindowEnd"], s["cutoffAt"]) for s in single["slots"]
+    ] == [moved]
+
+    booked = builders.book(builders.erp_client(organization), template, dt.date(2030, 3, 31))
+    assert booked.status_code == 201, booked.content
+    order = Order.objects.get(external_ref="SO-1001")
+    assert (order.delivery_window_start.isoformat(), order.delivery_window_end.isoformat()) == (
+        "2030-03-31T01:00:00+00:00",
+        "2030-03-31T02:00:00+00:00",
+    )
+
+
 def test_a_slot_ending_at_midnight_ends_at_00_00_of_the_next_day(client, zone):
     builders.slot_template(zone, day_of_week=0, start="20:00", duration=240)
     slot = bulk(client, zoneId=zone.id, startDate="2030-01-06", endDate="2030-01-07").json()[
@@ -278,6 +307,21 @@ def test_availability_needs_an_api_key(api_client, zone):
         (
             {"lat": "nan", "lng": "13.4", "startDate": "2030-01-06", "endDate": "2030-01-07"},
             ["lat must be a number between -90 and 90"],
+        ),
+        # ASCII decimals only: what float() would also read is refused
+        (
+            {"lat": "5_2.5", "lng": "1e1", "startDate": "2030-01-06", "endDate": "2030-01-07"},
+            [
+                "lat must be a number between -90 and 90",
+                "lng must be a number between -180 and 180",
+            ],
+        ),
+        (
+            {"lat": " 52.5", "lng": "+13.4", "startDate": "2030-01-06", "endDate": "2030-01-07"},
+            [
+                "lat must be a number between -90 and 90",
+                "lng must be a number between -180 and 180",
+            ],
         ),
         (
             {"zoneId": "ZONE", "endDate": "2030-01-07"},

@@ -90,7 +90,9 @@ def test_list_filters_by_status(organization, receiver):
         ({"status": "lost"}, "status must be one of: pending, delivered, failed"),
         ({"page": "0"}, "page must be a positive integer"),
         ({"page": "x"}, "page must be a positive integer"),
+        ({"page": "1_000"}, "page must be a positive integer"),
         ({"pageSize": "101"}, "pageSize must be an integer from 1 to 100"),
+        ({"pageSize": "0_5"}, "pageSize must be an integer from 1 to 100"),
     ],
 )
 def test_bad_filters_are_400(organization, query, message):

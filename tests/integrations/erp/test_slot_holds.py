@@ -483,3 +483,17 @@ def test_erp_slots_updated_counts_held_places(organization, client, zone, templa
         if item["templateId"] == str(template.id) and item["date"] == "2030-01-06"
     )
     assert (entry["booked"], entry["available"]) == (1, 2)
+
+
+def test_a_hold_on_a_slot_in_the_spring_gap_has_the_moved_window(client, zone):
+    # 02:00-03:00 does not exist on Sunday 31 March 2030 in Berlin: that day it is 03:00-04:00.
+    template = builders.slot_template(zone, day_of_week=0, start="02:00", duration=60, cutoff=60)
+
+    response = hold(client, template, datetime(2030, 3, 31).date())
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["deliveryWindowStart"], body["deliveryWindowEnd"]) == (
+        "2030-03-31T03:00:00+02:00",
+        "2030-03-31T04:00:00+02:00",
+    )
