@@ -13,7 +13,8 @@ import io
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
 
-from delivery.middleware import json_error
+from delivery.errors import LengthRequired
+from delivery.middleware import error_response
 
 READ_SIZE = 64 * 1024
 
@@ -33,9 +34,7 @@ class ChunkedBodyMiddleware:
         meta = request.META
         if is_chunked(meta) and not meta.get("CONTENT_LENGTH"):
             if not meta.get("wsgi.input_terminated"):
-                return json_error(
-                    411, "Length Required: send a Content-Length header with the request body"
-                )
+                return error_response(LengthRequired())
             body = _read_at_most(meta["wsgi.input"], settings.MAX_REQUEST_BODY_BYTES + 1)
             meta["CONTENT_LENGTH"] = str(len(body))
             # What WSGIRequest builds from a Content-Length, over the bytes already read.

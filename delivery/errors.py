@@ -69,6 +69,14 @@ class PayloadTooLarge(ApplicationError):
     code = "payload_too_large"
 
 
+class LengthRequired(ApplicationError):
+    """A chunked body the server in front of us did not decode (delivery/chunked.py)."""
+
+    status_code = HTTPStatus.LENGTH_REQUIRED
+    default_message = "Length Required: send a Content-Length header with the request body"
+    code = "length_required"
+
+
 class UnprocessableEntity(ApplicationError):
     status_code = HTTPStatus.UNPROCESSABLE_ENTITY
     default_message = "Unprocessable entity"
