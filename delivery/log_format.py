@@ -59,3 +59,21 @@ class PeriodicTaskRunFilter(logging.Filter):
             if str(record.msg).startswith(start) and isinstance(record.args, tuple):
                 return record.args[position] if len(record.args) > position else None
         return None
+
+
+def log_periodic_result(
+    logger: logging.Logger, task: str, action: str, count: int, what: str
+) -> int:
+    """One INFO line for a periodic task that did something (`webhooks.sweep queued 2 due
+    deliveries`, with `{task, <action>: count}` as fields); none when it found nothing, so an idle
+    service writes no line every few seconds."""
+    if count:
+        logger.info(
+            "%s %s %s %s",
+            task,
+            action,
+            count,
+            what,
+            extra={"fields": {"task": task, action: count}},
+        )
+    return count

@@ -4,6 +4,7 @@ import logging
 
 from celery import shared_task
 
+from delivery.log_format import log_periodic_result
 from integrations.partner import services as partner_services
 from integrations.services import idempotency, sandbox
 
@@ -15,13 +16,8 @@ def release_held_orders() -> int:
     """contract "Orders": held orders are released at 00:00 zone time of their delivery day.
     Periodic: logs a line only when it released some."""
     released = partner_services.held_orders_release()
-    if released:
-        logger.info(
-            "integrations.release_held_orders released %s held orders",
-            released,
-            extra={"fields": {"task": "integrations.release_held_orders", "released": released}},
-        )
-    return released
+    task = "integrations.release_held_orders"
+    return log_periodic_result(logger, task, "released", released, "held orders")
 
 
 @shared_task(name="integrations.expire_idempotency_keys", acks_late=True, ignore_result=True)
@@ -29,13 +25,8 @@ def expire_idempotency_keys() -> int:
     """contract "Orders": Idempotency-Keys are kept 24 hours. Periodic: logs a line only when it
     deleted some."""
     deleted = idempotency.idempotency_keys_expire()
-    if deleted:
-        logger.info(
-            "integrations.expire_idempotency_keys deleted %s expired Idempotency-Keys",
-            deleted,
-            extra={"fields": {"task": "integrations.expire_idempotency_keys", "deleted": deleted}},
-        )
-    return deleted
+    task = "integrations.expire_idempotency_keys"
+    return log_periodic_result(logger, task, "deleted", deleted, "expired Idempotency-Keys")
 
 
 @shared_task(name=sandbox.STEP_TASK, acks_late=True, ignore_result=True)

@@ -4,6 +4,7 @@ import logging
 
 from celery import shared_task
 
+from delivery.log_format import log_periodic_result
 from slots import services
 
 logger = logging.getLogger(__name__)
@@ -14,10 +15,5 @@ def delete_expired_holds() -> int:
     """Expired slot holds already count for nothing; this only removes their rows. Periodic:
     logs a line only when it deleted some."""
     deleted = services.slot_holds_expired_delete()
-    if deleted:
-        logger.info(
-            "slots.delete_expired_holds deleted %s expired slot holds",
-            deleted,
-            extra={"fields": {"task": "slots.delete_expired_holds", "deleted": deleted}},
-        )
-    return deleted
+    task = "slots.delete_expired_holds"
+    return log_periodic_result(logger, task, "deleted", deleted, "expired slot holds")

@@ -5,6 +5,7 @@ import logging
 
 from celery import shared_task
 
+from delivery.log_format import log_periodic_result
 from webhooks import queueing, sending, services
 
 logger = logging.getLogger(__name__)
@@ -38,10 +39,4 @@ def sweep() -> int:
     Logs a line only when it queued some (Celery's own lines about this task are filtered out:
     it runs every few seconds)."""
     queued = services.deliveries_sweep()
-    if queued:
-        logger.info(
-            "webhooks.sweep queued %s due deliveries",
-            queued,
-            extra={"fields": {"task": "webhooks.sweep", "queued": queued}},
-        )
-    return queued
+    return log_periodic_result(logger, "webhooks.sweep", "queued", queued, "due deliveries")
