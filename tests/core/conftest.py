@@ -3,12 +3,25 @@ its own transaction: whatever a test changes is rolled back, the worlds stay as 
 
 import pytest
 from django.core.cache import cache
-from django.test import override_settings
+from django.test import Client, override_settings
 
 from integrations.models import Order
 from slots.models import SlotBooking
 from tenants.models import Organization, User
 from tests.core.world import World, build_world
+
+#: the service's own packages, bottom floor first (docs/architecture.md)
+APP_PACKAGES = (
+    "delivery",
+    "tenants",
+    "webhooks",
+    "zones",
+    "slots",
+    "integrations",
+    "tracking",
+    "provisioning",
+    "demo",
+)
 
 FAST = {
     "RATELIMIT_ENABLE": False,
@@ -56,3 +69,12 @@ def world(module_worlds, fast, db) -> World:
 @pytest.fixture
 def two_worlds(module_worlds, fast, db) -> tuple[World, World]:
     return module_worlds
+
+
+@pytest.fixture(scope="module")
+def document(django_db_blocker) -> dict:
+    """The service's OpenAPI document (/api/schema/) as JSON, generated once per module."""
+    with django_db_blocker.unblock():
+        response = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    return response.json()

@@ -14,19 +14,10 @@ from django.test import Client
 from delivery.errors import ApplicationError
 from tests import builders
 from tests.conftest import assert_error, is_snake_case
+from tests.core.conftest import APP_PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = [
-    "delivery",
-    "tenants",
-    "webhooks",
-    "zones",
-    "slots",
-    "integrations",
-    "tracking",
-    "provisioning",
-    "demo",
-]
+PACKAGES = APP_PACKAGES
 
 
 def _import_every_module() -> None:
@@ -232,14 +223,6 @@ def test_a_bad_host_met_above_the_error_layer_gets_the_json_body_from_handler400
 
 
 # ----- the OpenAPI document -----
-
-
-@pytest.fixture(scope="module")
-def document(django_db_blocker):
-    with django_db_blocker.unblock():
-        response = Client().get("/api/schema/?format=json")
-    assert response.status_code == 200
-    return response.json()
 
 
 def test_the_error_schema_has_code_and_request_id(document):

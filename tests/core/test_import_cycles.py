@@ -4,17 +4,7 @@ count, as they do for import-linter."""
 
 import grimp
 
-APPS = (
-    "delivery",
-    "tenants",
-    "webhooks",
-    "zones",
-    "slots",
-    "integrations",
-    "tracking",
-    "provisioning",
-    "demo",
-)
+from tests.core.conftest import APP_PACKAGES as APPS
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -8,24 +8,11 @@ from collections import defaultdict
 from datetime import date, datetime
 
 import pytest
-from django.test import Client
 from jsonschema import Draft202012Validator, FormatChecker
 
 pytestmark = pytest.mark.django_db
 
 METHODS = ("get", "post", "put", "patch", "delete")
-
-
-def openapi_document() -> dict:
-    response = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
-    assert response.status_code == 200
-    return response.json()
-
-
-@pytest.fixture(scope="module")
-def document(django_db_blocker) -> dict:
-    with django_db_blocker.unblock():
-        return openapi_document()
 
 
 def operations(document: dict) -> dict[str, dict]:

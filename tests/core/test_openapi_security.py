@@ -22,14 +22,6 @@ SCHEMES = {
 }
 
 
-@pytest.fixture(scope="module")
-def document(django_db_blocker):
-    with django_db_blocker.unblock():
-        response = Client().get("/api/schema/?format=json")
-    assert response.status_code == 200
-    return response.json()
-
-
 def operations(document):
     for path, entries in document["paths"].items():
         for method, operation in entries.items():
