@@ -213,6 +213,19 @@ RATELIMIT_USE_CACHE = "default"
 RATELIMIT_FAIL_OPEN = True
 API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="600/m")
 INVITE_RATE_LIMIT = env.str("INVITE_RATE_LIMIT", default="60/h")
+# Failed logins (POST /api/auth/token, the admin's login form; docs/contract.md "Failed logins"):
+# counted per fixed window; an account and address pair, or an address, is locked out at its limit
+# for a cool-off that doubles with each further failure; an account alone is only slowed down.
+LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=900)
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = env.int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", default=30)
+LOGIN_FAILURE_LIMIT_PER_ACCOUNT = env.int("LOGIN_FAILURE_LIMIT_PER_ACCOUNT", default=10)
+LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=60)
+LOGIN_LOCKOUT_MAX_SECONDS = env.int("LOGIN_LOCKOUT_MAX_SECONDS", default=900)
+LOGIN_SLOWDOWN_SECONDS = env.int("LOGIN_SLOWDOWN_SECONDS", default=2)
+LOGIN_SLOWDOWN_MAX_SECONDS = env.int("LOGIN_SLOWDOWN_MAX_SECONDS", default=60)
+# An address an account logged in from is exempt from that account's slow-down this long.
+LOGIN_KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600
 # Public tracking (API and page share it), per client address: guessing tokens stays slow.
 TRACKING_RATE_LIMIT = env.str("TRACKING_RATE_LIMIT", default="120/m")
 # Where order answers' trackingUrl points (`<base>/track/<token>`); empty: the request's own

@@ -2,9 +2,17 @@
 
 from django.contrib import admin
 from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
 
 from delivery.access_log import attribute_request
+from delivery.errors import RateLimited
+from delivery.ratelimit import client_address
+from tenants import login_throttle
+from tenants.errors import LoginSlowedDown
 from tenants.models import Membership, OrgRole
+
+#: the attribute of the request that carries a throttled login's refusal to the login view
+LOGIN_REFUSAL_ATTRIBUTE = "login_refusal"
 
 
 def administered_organization_ids(user) -> list:
@@ -53,11 +61,43 @@ class DeliveryAdminAuthenticationForm(AuthenticationForm):
         # E-mail addresses are stored lower-case, as POST /api/auth/token reads them.
         return (self.cleaned_data.get("username") or "").strip().lower()
 
+    def clean(self):
+        """Django's check of the password, throttled as POST /api/auth/token is
+        (docs/contract.md "Failed logins"): a refusal is the form's error, and the login view
+        answers it with 429 and Retry-After."""
+        account = self.cleaned_data.get("username")
+        if not account or not self.cleaned_data.get("password"):
+            return super().clean()
+        address = client_address(self.request)
+        try:
+            login_throttle.ensure_login_allowed(account=account, address=address)
+            try:
+                cleaned = super().clean()
+            except ValidationError:
+                # A user the site does not admit gave the right password: no guess to count.
+                if self.user_cache is None:
+                    login_throttle.login_failed(account=account, address=address)
+                raise
+        except RateLimited as refusal:
+            setattr(self.request, LOGIN_REFUSAL_ATTRIBUTE, refusal)
+            raise ValidationError(throttled_message(refusal), code=refusal.code) from None
+        login_throttle.login_succeeded(account=account, address=address)
+        return cleaned
+
     def confirm_login_allowed(self, user):
         super().confirm_login_allowed(user)
         if not admin_site_admits(user):
             # The same message as a wrong password: the form does not tell who has an account.
             raise self.get_invalid_login_error()
+
+
+def throttled_message(refusal: RateLimited) -> str:
+    """What the admin login form says to a throttled login, with the wait in words."""
+    wait = refusal.retry_after
+    when = f"{wait} seconds" if wait < 120 else f"{-(-wait // 60)} minutes"
+    if isinstance(refusal, LoginSlowedDown):
+        return f"Too many failed logins for this account. Try again in {when}."
+    return f"Too many failed logins from your address. Try again in {when}."
 
 
 class DeliveryAdminSite(admin.AdminSite):
@@ -69,6 +109,15 @@ class DeliveryAdminSite(admin.AdminSite):
     #: the model list beside every page takes a quarter of a laptop's width from the tables; the
     #: index page and the breadcrumbs lead to every model
     enable_nav_sidebar = False
+
+    def login(self, request, extra_context=None):
+        response = super().login(request, extra_context)
+        refusal = getattr(request, LOGIN_REFUSAL_ATTRIBUTE, None)
+        if refusal is not None:
+            # The form shows why; the status and Retry-After tell scripts (docs/contract.md).
+            response.status_code = refusal.status_code
+            response["Retry-After"] = str(refusal.retry_after)
+        return response
 
     def has_permission(self, request) -> bool:
         admitted = admin_site_admits(request.user)

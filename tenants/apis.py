@@ -5,6 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from delivery.fields import StrictCharField
+from delivery.ratelimit import client_address
 from delivery.schema import errors
 from delivery.serializers import optional_body, valid_serializer
 from tenants import openapi_examples as examples
@@ -68,7 +69,7 @@ class AuthTokenApi(PublicApiView):
         tags=TAG,
         summary="Log in: get a management token",
         request=TokenCreateInput,
-        responses={200: TokenOutput, **errors(400, 401)},
+        responses={200: TokenOutput, **errors(400, 401, 429)},
         examples=examples.AUTH_TOKEN_CREATE,
     )
     def post(self, request):
@@ -79,9 +80,13 @@ class AuthTokenApi(PublicApiView):
         Called by an organization admin (or the dashboard acting for one); no credentials needed.
 
         Errors: 400 `email is required`, `password is required`; 401 `Invalid email or password`
-        (also for an inactive user)."""
+        (also for an inactive user); 429 `login_locked` (too many wrong passwords from this
+        address, the right one waits too) or `login_slowed_down` (too many for this account from
+        anywhere), with `Retry-After`: docs/contract.md "Failed logins"."""
         serializer = valid_serializer(TokenCreateInput, request.data)
-        issued = services.auth_token_create(**serializer.validated_data)
+        issued = services.auth_token_create(
+            **serializer.validated_data, address=client_address(request)
+        )
         user = issued.token.user
         organizations = selectors.admin_organizations(user=user)
         return Response(

@@ -1,4 +1,4 @@
-from delivery.errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
+from delivery.errors import BadRequest, Conflict, Forbidden, NotFound, RateLimited, Unauthorized
 
 
 class OrganizationNotFound(NotFound):
@@ -75,3 +75,19 @@ class InvalidCredentials(Unauthorized):
 class DriverNotFound(NotFound):
     code = "driver_not_found"
     default_message = "Driver not found"
+
+
+class LoginLocked(RateLimited):
+    """Too many wrong passwords from one address (for one account, or for any): every login
+    from it waits, the right password too (docs/contract.md "Failed logins")."""
+
+    code = "login_locked"
+    default_message = "Too many failed logins; try again later"
+
+
+class LoginSlowedDown(RateLimited):
+    """Too many wrong passwords for one account from anywhere: the account's logins are spaced
+    out, except from addresses it logged in from before (docs/contract.md "Failed logins")."""
+
+    code = "login_slowed_down"
+    default_message = "Too many failed logins for this account; try again shortly"

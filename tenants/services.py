@@ -17,7 +17,7 @@ from delivery import webhook_events as catalog
 from delivery.encryption import encrypt_text
 from delivery.errors import ValidationFailed
 from delivery.netguard import webhook_url_validate
-from tenants import keycache
+from tenants import keycache, login_throttle
 from tenants.errors import (
     ApiKeyPlatformTaken,
     ApiKeyRevoked,
@@ -332,11 +332,16 @@ class IssuedAuthToken:
     value: str
 
 
-def auth_token_create(*, email: str, password: str) -> IssuedAuthToken:
-    """Logs an organization admin in to the management API (contract "Management API")."""
-    user = authenticate(username=(email or "").strip().lower(), password=password or "")
+def auth_token_create(*, email: str, password: str, address: str) -> IssuedAuthToken:
+    """Logs an organization admin in to the management API (contract "Management API"), from
+    the client `address`; wrong passwords are throttled (login_throttle)."""
+    account = (email or "").strip().lower()
+    login_throttle.ensure_login_allowed(account=account, address=address)
+    user = authenticate(username=account, password=password or "")
     if user is None or not user.is_active:
+        login_throttle.login_failed(account=account, address=address)
         raise InvalidCredentials()
+    login_throttle.login_succeeded(account=account, address=address)
     value = secrets.token_urlsafe(32)
     token = AuthToken.objects.create(
         user=user, digest=secret_digest(value), expires_at=timezone.now() + AUTH_TOKEN_LIFETIME
