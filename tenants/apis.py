@@ -1,16 +1,23 @@
 """Management API: login tokens and the organization's API keys (contract "Management API")."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from delivery.fields import StrictCharField
 from delivery.ratelimit import client_address
-from delivery.schema import errors
+from delivery.schema import ErrorBody, error_example, errors
 from delivery.serializers import optional_body, valid_serializer
 from tenants import openapi_examples as examples
 from tenants import selectors, services
 from tenants.api_bases import ManagementApiView, PublicApiView
+from tenants.errors import LoginLocked, LoginSlowedDown
 from tenants.serializers import (
     ApiKeyCreateInput,
     ApiKeyIssuedOutput,
@@ -23,6 +30,14 @@ from tenants.serializers import (
 )
 
 TAG = ["management"]
+
+LOGIN_RETRY_AFTER = OpenApiParameter(
+    "Retry-After",
+    int,
+    location=OpenApiParameter.HEADER,
+    response=[429],
+    description="Whole seconds (at least 1) until this login may be tried again.",
+)
 
 
 class TokenCreateInput(serializers.Serializer):
@@ -69,7 +84,19 @@ class AuthTokenApi(PublicApiView):
         tags=TAG,
         summary="Log in: get a management token",
         request=TokenCreateInput,
-        responses={200: TokenOutput, **errors(400, 401, 429)},
+        responses={
+            200: TokenOutput,
+            **errors(400, 401),
+            429: OpenApiResponse(
+                ErrorBody,
+                description="Too Many Requests: too many wrong passwords (Retry-After header)",
+                examples=[
+                    error_example(429, LoginLocked(retry_after=60)),
+                    error_example(429, LoginSlowedDown(retry_after=2)),
+                ],
+            ),
+        },
+        parameters=[LOGIN_RETRY_AFTER],
         examples=examples.AUTH_TOKEN_CREATE,
     )
     def post(self, request):
