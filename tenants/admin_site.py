@@ -66,8 +66,8 @@ class DeliveryAdminAuthenticationForm(AuthenticationForm):
         (docs/contract.md "Failed logins"): a refusal is the form's error, and the login view
         answers it with 429 and Retry-After."""
         account = self.cleaned_data.get("username")
-        if not account or not self.cleaned_data.get("password"):
-            return super().clean()
+        if self.request is None or not account or not self.cleaned_data.get("password"):
+            return super().clean()  # no HTTP request to throttle, or a field's own error
         address = client_address(self.request)
         try:
             login_throttle.ensure_login_allowed(account=account, address=address)
@@ -94,7 +94,10 @@ class DeliveryAdminAuthenticationForm(AuthenticationForm):
 def throttled_message(refusal: RateLimited) -> str:
     """What the admin login form says to a throttled login, with the wait in words."""
     wait = refusal.retry_after
-    when = f"{wait} seconds" if wait < 120 else f"{-(-wait // 60)} minutes"
+    if wait < 120:
+        when = "1 second" if wait == 1 else f"{wait} seconds"
+    else:
+        when = f"{-(-wait // 60)} minutes"
     if isinstance(refusal, LoginSlowedDown):
         return f"Too many failed logins for this account. Try again in {when}."
     return f"Too many failed logins from your address. Try again in {when}."

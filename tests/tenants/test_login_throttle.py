@@ -181,6 +181,17 @@ def test_the_admin_login_form_refuses_with_a_message_and_429_after_five_failures
 
 
 @pytest.mark.usefixtures("ada")
+def test_the_admin_form_says_the_wait_in_minutes_once_it_is_long(settings):
+    settings.LOGIN_LOCKOUT_SECONDS = 600
+    for _ in range(4):
+        log_in(EMAIL, WRONG)
+    _, answer = log_in(EMAIL, WRONG)
+    assert answer.status_code == 429
+    assert answer["Retry-After"] == "600"
+    assert "Too many failed logins from your address. Try again in 10 minutes." in text(answer)
+
+
+@pytest.mark.usefixtures("ada")
 def test_the_admin_form_and_the_management_api_count_together():
     fail(3, address="127.0.0.1")  # the Django test client's address
     _, answer = log_in(EMAIL, WRONG)
