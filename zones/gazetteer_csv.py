@@ -159,14 +159,14 @@ def _rows(reader) -> Iterator[PlaceRow | RowProblem]:
         yield RowProblem(1, wrong)
         return
     while True:
+        line = reader.line_num + 1  # a record's first line (a quoted line break spans more)
         try:
             fields = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            yield RowProblem(reader.line_num, _csv_problem(exc))
+            yield RowProblem(line, _csv_problem(exc))
             continue
-        line = reader.line_num
         if not fields or fields == [""]:
             continue  # a blank line
         if any(_is_undecodable(value) for value in fields):
