@@ -465,7 +465,11 @@ def gazetteer_import_now(
         size_bytes=size_bytes,
         requested_by=requested_by,
     )
-    report = gazetteer_import_csv(organization_id=organization_id, stream=stream)
+    try:
+        report = gazetteer_import_csv(organization_id=organization_id, stream=stream)
+    except Exception:
+        _gazetteer_import_failed(record.pk)
+        raise
     return gazetteer_import_finish(record=record, report=report), report
 
 
@@ -518,12 +522,17 @@ def gazetteer_import_run(*, import_id: UUID | str) -> GazetteerImport | None:
         return _gazetteer_import_run(import_id)
     except Exception:
         logger.exception("gazetteer import %s failed", import_id)
-        GazetteerImport.objects.filter(pk=import_id, status=GazetteerImportStatus.QUEUED).update(
-            status=GazetteerImportStatus.FAILED,
-            problems=["the import failed unexpectedly (the worker's log has the details)"],
-            finished_at=timezone.now(),
-        )
+        _gazetteer_import_failed(import_id)
         raise
+
+
+def _gazetteer_import_failed(import_id) -> None:
+    """A run that raised is marked failed, so the admin does not show it queued forever."""
+    GazetteerImport.objects.filter(pk=import_id, status=GazetteerImportStatus.QUEUED).update(
+        status=GazetteerImportStatus.FAILED,
+        problems=["the import failed unexpectedly (the service's log has the details)"],
+        finished_at=timezone.now(),
+    )
 
 
 def _gazetteer_import_run(import_id: UUID | str) -> GazetteerImport | None:

@@ -145,6 +145,15 @@ def test_a_field_of_200000_characters_is_a_reported_problem_not_an_abort(tmp_pat
     ]
 
 
+def test_the_parser_reads_no_field_past_4096_characters(organization):
+    """Far below csv's own limit (131,072): a 5,000-character field ends at the parser."""
+    content = f"address,lat,lng\n{'a' * 4096},1,1\n{'b' * 5000},1,1\n".encode()
+    assert import_bytes(organization, content).problems == [
+        "line 2: address must be at most 500 characters",
+        "line 3: a field is longer than 4096 characters",
+    ]
+
+
 @pytest.mark.parametrize(
     "text", ["1e1", "nan", "inf", "-inf", "1_0", "0x10", "+52.5", "52,5", "٥٢", "", "52.5.1"]
 )
@@ -376,7 +385,7 @@ def test_a_run_that_raises_is_failed_not_left_queued(organization, import_storag
         tasks.import_gazetteer(str(record.id))
     record.refresh_from_db()
     assert record.status == GazetteerImportStatus.FAILED
-    assert record.problems == ["the import failed unexpectedly (the worker's log has the details)"]
+    assert record.problems == ["the import failed unexpectedly (the service's log has the details)"]
 
 
 def test_a_queued_import_whose_file_is_gone_fails(organization, import_storage, test_broker):
