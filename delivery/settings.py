@@ -159,6 +159,19 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # gzip copies made at collectstatic; no manifest, so nothing breaks without it.
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # Large gazetteer CSV uploads wait here for their import task (README "Gazetteer"); never
+    # served. Web and worker must share it (docker-compose.yml mounts one volume in both).
+    "gazetteer_imports": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {
+            "location": env.str(
+                "GAZETTEER_IMPORT_DIR", default=str(BASE_DIR / "var" / "gazetteer-imports")
+            ),
+            "base_url": None,
+            "file_permissions_mode": 0o600,
+            "directory_permissions_mode": 0o700,
+        },
+    },
 }
 
 # contract "Errors": a body over 1 MiB answers 413.
@@ -269,6 +282,11 @@ WEBHOOK_WAKE_UP_DELAY_SECONDS = env.float("WEBHOOK_WAKE_UP_DELAY_SECONDS", defau
 # Geocoding (contract "Geocoding and resolve-zone").
 GEOCODER = env.str("GEOCODER", default="local")
 NOMINATIM_URL = env.str("NOMINATIM_URL", default="http://localhost:8080")
+# Gazetteer CSV imports (README "Gazetteer"): a larger file is refused before it is read; one
+# larger than the inline size is imported by a Celery task instead of the admin's request.
+GAZETTEER_IMPORT_MAX_BYTES = env.int("GAZETTEER_IMPORT_MAX_BYTES", default=10 * 1024 * 1024)
+GAZETTEER_IMPORT_MAX_ROWS = env.int("GAZETTEER_IMPORT_MAX_ROWS", default=200_000)
+GAZETTEER_IMPORT_INLINE_MAX_BYTES = env.int("GAZETTEER_IMPORT_INLINE_MAX_BYTES", default=256 * 1024)
 
 # Celery: Redis broker; tasks acknowledged after they ran so a killed worker loses nothing.
 CELERY_BROKER_URL = REDIS_URL

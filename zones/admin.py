@@ -6,18 +6,24 @@ as an inline SVG drawing (no map tiles, nothing loaded from the internet). Write
 `zones.services`, so admin changes emit `erp.polygon.updated` and refresh the spatial index.
 """
 
-import io
-from collections.abc import Iterator
-
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import StreamingHttpResponse
+from django.core.files.uploadhandler import (
+    FileUploadHandler,
+    MemoryFileUploadHandler,
+    StopUpload,
+    TemporaryFileUploadHandler,
+)
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import escape, format_html
+from django.utils.decorators import method_decorator
+from django.utils.html import format_html
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
-from delivery.errors import ApplicationError, ValidationFailed
+from delivery.errors import ApplicationError
 from delivery.fields import is_iana_timezone, timezone_message
 from tenants.admin_display import calendar_day, shortened, time_field
 from tenants.admin_scoping import OrganizationScopedAdmin
@@ -26,7 +32,7 @@ from tenants.models import Organization
 from zones import services
 from zones.errors import BlackoutDateTaken, PolygonInvalid, ZoneHasSlotTemplates
 from zones.geometry import metres_per_degree, polygon_normalize
-from zones.models import Place, Zone, ZoneBlackout
+from zones.models import GazetteerImport, GazetteerImportStatus, Place, Zone, ZoneBlackout
 
 PREVIEW_SIZE = 320
 
@@ -191,13 +197,39 @@ class GazetteerImportForm(forms.Form):
     organization = forms.ModelChoiceField(queryset=Organization.objects.none())
     file = forms.FileField(
         help_text="CSV, UTF-8, header row: address,postal_code,locality,lat,lng "
-        "(postal_code and locality may be empty). Rows are matched by address: "
+        "(postal_code and locality may be left out). Rows are matched by address: "
         "a re-import updates them."
     )
 
     def __init__(self, *args, organizations, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["organization"].queryset = organizations
+
+
+#: what a multipart request carries besides the file (boundaries, the other fields)
+UPLOAD_FORM_ALLOWANCE_BYTES = 64 * 1024
+
+
+class UploadSizeLimit(FileUploadHandler):
+    """First of a request's upload handlers: passes the file's bytes on to the next handler
+    (memory or a temporary file) until they exceed `limit`, then stops the upload, so no more
+    than that is kept (and the rest of the body is not read)."""
+
+    def __init__(self, request, limit: int):
+        super().__init__(request)
+        self.limit = limit
+        self.received = 0
+        self.exceeded = False
+
+    def receive_data_chunk(self, raw_data, start):
+        self.received += len(raw_data)
+        if self.received > self.limit:
+            self.exceeded = True
+            raise StopUpload(connection_reset=True)
+        return raw_data
+
+    def file_complete(self, file_size):
+        return None  # the next handler makes the file
 
 
 @admin.register(Place)
@@ -237,54 +269,145 @@ class PlaceAdmin(OrganizationScopedAdmin):
             return Organization.objects.all()
         return Organization.objects.filter(pk__in=administered_organization_ids(request.user))
 
+    @method_decorator(csrf_exempt)
     def import_csv_view(self, request):
-        """The upload form; a valid upload answers a page that shows progress as it imports."""
+        """The upload form. Its upload handlers are set before the body is read (so CSRF is
+        checked after that, by `_import_csv`)."""
+        size_limit = UploadSizeLimit(request, settings.GAZETTEER_IMPORT_MAX_BYTES)
+        request.upload_handlers = [
+            size_limit,
+            MemoryFileUploadHandler(request),
+            TemporaryFileUploadHandler(request),
+        ]
+        return csrf_protect(self._import_csv)(request, size_limit)
+
+    def _import_csv(self, request, size_limit: UploadSizeLimit):
+        """A small file is imported at once, a large one queued (zones.import_gazetteer); a
+        file over GAZETTEER_IMPORT_MAX_BYTES is refused before more than that is read."""
         if not self.has_add_permission(request):
             raise PermissionDenied
         organizations = self._importable_organizations(request)
-        form = GazetteerImportForm(
-            request.POST or None, request.FILES or None, organizations=organizations
-        )
-        if request.method == "POST" and form.is_valid():
-            return StreamingHttpResponse(
-                self._import_progress(form.cleaned_data["organization"], form.cleaned_data["file"]),
-                content_type="text/html; charset=utf-8",
+        form = GazetteerImportForm(organizations=organizations)
+        if request.method == "POST":
+            too_large = services.gazetteer_size_problem(
+                max(0, _content_length(request) - UPLOAD_FORM_ALLOWANCE_BYTES)
             )
+            if too_large is None:
+                form = GazetteerImportForm(request.POST, request.FILES, organizations=organizations)
+                if size_limit.exceeded:
+                    too_large = services.gazetteer_size_problem(size_limit.received)
+            if too_large is not None:
+                self.message_user(request, f"Import refused: {too_large}", messages.ERROR)
+            elif form.is_valid():
+                answer = self._import(
+                    request, form.cleaned_data["organization"], form.cleaned_data["file"]
+                )
+                if answer is not None:
+                    return answer
         context = {
             **self.admin_site.each_context(request),
             "title": "Import gazetteer from CSV",
             "form": form,
             "opts": self.model._meta,
+            "inline_max_bytes": settings.GAZETTEER_IMPORT_INLINE_MAX_BYTES,
+            "max_bytes": settings.GAZETTEER_IMPORT_MAX_BYTES,
         }
         return TemplateResponse(request, "admin/zones/place/import_csv.html", context)
 
-    def _import_progress(self, organization, upload) -> Iterator[str]:
-        """The HTML of the import page, streamed line by line as batches are committed."""
-        back = reverse("admin:zones_place_changelist")
-        yield (
-            '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            '<title>Importing gazetteer</title></head><body style="font-family:sans-serif">'
-            f"<h1>Importing places into {escape(organization.name)}</h1><pre>"
-        )
-        text = io.TextIOWrapper(upload.file, encoding="utf-8-sig", newline="")
-        report = None
-        try:
-            for report in services.gazetteer_import_csv_steps(
-                organization_id=organization.id, text_stream=text
-            ):
-                yield f"{report.rows} rows read, {report.imported} imported\n"
-        except ValidationFailed as exc:
-            yield f"</pre><p><strong>Import failed:</strong> {escape('; '.join(exc.message))}</p>"
-        except UnicodeDecodeError:
-            yield "</pre><p><strong>Import failed:</strong> the file is not UTF-8 text</p>"
-        else:
-            errors = "".join(f"{escape(error)}\n" for error in report.errors)
-            yield (
-                f"{errors}</pre><p><strong>Done:</strong> {report.rows} rows read, "
-                f"{report.imported} imported, {report.skipped} skipped.</p>"
+    def _import(self, request, organization, upload):
+        """A redirect after an import done or queued; None (the form again) when refused."""
+        fields = {
+            "organization_id": organization.id,
+            "file_name": upload.name or "upload.csv",
+            "size_bytes": upload.size,
+            "requested_by": request.user.email,
+        }
+        if upload.size > settings.GAZETTEER_IMPORT_INLINE_MAX_BYTES:
+            record = services.gazetteer_import_queue(upload=upload, **fields)
+            if record.status == GazetteerImportStatus.FAILED:
+                self.message_user(request, f"Import failed: {record.problems[0]}", messages.ERROR)
+                return None
+            self.message_user(
+                request,
+                format_html(
+                    "Import queued: {} is imported in the background; the result appears "
+                    'in <a href="{}">gazetteer imports</a>.',
+                    record.file_name,
+                    reverse("admin:zones_gazetteerimport_change", args=[record.pk]),
+                ),
+                messages.INFO,
             )
-        yield f'<p><a href="{escape(back)}">Back to places</a></p></body></html>'
+            return redirect("admin:zones_gazetteerimport_changelist")
+        upload.seek(0)
+        record, report = services.gazetteer_import_now(stream=upload.file, **fields)
+        if report.refused:
+            self.message_user(request, report.summary(), messages.ERROR)
+            for problem in report.problems:
+                self.message_user(request, problem, messages.ERROR)
+            return None
+        self.message_user(
+            request,
+            f"Imported {report.imported} places into {organization.name} from {report.rows} rows.",
+            messages.SUCCESS,
+        )
+        return redirect("admin:zones_place_changelist")
+
+
+def _content_length(request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
+@admin.register(GazetteerImport)
+class GazetteerImportAdmin(OrganizationScopedAdmin):
+    """The imports made from the admin and their outcome: read only."""
+
+    list_display = (
+        "file_name",
+        "status",
+        "rows",
+        "imported",
+        "problem_count",
+        "started",
+        "organization",
+    )
+    list_filter = ("status",)
+    fields = (
+        "organization",
+        "file_name",
+        "size_bytes",
+        "status",
+        "rows",
+        "imported",
+        "problem_count",
+        "problem_list",
+        "requested_by",
+        "started",
+        "finished",
+    )
+    readonly_fields = fields
+
+    started = time_field("created_at", "Started")
+    finished = time_field("finished_at", "Finished")
+
+    @admin.display(description="Problems")
+    def problem_list(self, record: GazetteerImport):
+        if not record.problems:
+            return "-"
+        more = record.problem_count - len(record.problems)
+        lines = [*record.problems, *([f"... and {more} more"] if more > 0 else [])]
+        return format_html('<pre style="white-space:pre-wrap">{}</pre>', "\n".join(lines))
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 # ----- blackout days -----

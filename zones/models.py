@@ -112,3 +112,45 @@ class ZoneBlackout(models.Model):
 
     def __str__(self) -> str:
         return f"{self.zone_id} {self.date}"
+
+
+class GazetteerImportStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    IMPORTED = "imported", "Imported"
+    REFUSED = "refused", "Refused"
+    FAILED = "failed", "Failed"
+
+
+class GazetteerImport(models.Model):
+    """One gazetteer CSV import (Django admin): all or nothing, its outcome recorded here.
+
+    A small file is imported within its upload's request; a large one is stored (`stored_name`
+    in the `gazetteer_imports` storage) and imported by the `zones.import_gazetteer` task, which
+    runs a queued import once (a repeated message finds it no longer queued). `problems` lists
+    the first reported problems of a refused file (`line 12: lat must be ...`); `problem_count`
+    counts them all.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="gazetteer_imports"
+    )
+    file_name = models.CharField(max_length=255, help_text="The uploaded file's name")
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    stored_name = models.CharField(max_length=255, blank=True, default="")
+    status = models.CharField(
+        max_length=10, choices=GazetteerImportStatus.choices, default=GazetteerImportStatus.QUEUED
+    )
+    rows = models.PositiveIntegerField(default=0)
+    imported = models.PositiveIntegerField(default=0)
+    problem_count = models.PositiveIntegerField(default=0)
+    problems = models.JSONField(default=list, blank=True)
+    requested_by = models.CharField(max_length=254, blank=True, default="")
+    created_at = models.DateTimeField(default=django_timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "id")
+
+    def __str__(self) -> str:
+        return f"{self.file_name} ({self.get_status_display()})"

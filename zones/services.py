@@ -5,24 +5,31 @@ Every zone create, update and delete, in one transaction: validates the polygon,
 emits `erp.polygon.updated` (webhooks outbox) and invalidates the organization's spatial index.
 """
 
-import csv
+import logging
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
+from typing import BinaryIO
 from uuid import UUID
 
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import storages
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError, RestrictedError
 from django.utils import timezone
 from django.utils.text import slugify
+from kombu.exceptions import KombuError
+from redis.exceptions import RedisError
 
+from delivery.celery import app as celery_app
 from delivery.errors import ValidationFailed
 from delivery.fields import is_iana_timezone, timezone_message
 from tenants.models import Organization
 from webhooks import events as webhook_events
-from zones import geocoding, spatial_index
+from zones import gazetteer_csv, geocoding, spatial_index
 from zones.errors import (
     BlackoutDateTaken,
     ZoneHasSlotTemplates,
@@ -31,7 +38,16 @@ from zones.errors import (
     ZoneSlugTaken,
 )
 from zones.geometry import polygon_normalize
-from zones.models import Place, Zone, ZoneBlackout, ZonePurpose
+from zones.models import (
+    GazetteerImport,
+    GazetteerImportStatus,
+    Place,
+    Zone,
+    ZoneBlackout,
+    ZonePurpose,
+)
+
+logger = logging.getLogger(__name__)
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SLUG_MAX_LENGTH = 63
@@ -215,30 +231,53 @@ def zone_delete(*, zone: Zone) -> None:
 
 # ----- gazetteer -----
 
-PLACE_COLUMNS = ("address", "postal_code", "locality", "lat", "lng")
-_COLUMN_ALIASES = {
-    "postcode": "postal_code",
-    "zip": "postal_code",
-    "postalcode": "postal_code",
-    "city": "locality",
-    "latitude": "lat",
-    "lon": "lng",
-    "long": "lng",
-    "longitude": "lng",
-}
 IMPORT_BATCH_SIZE = 1000
-MAX_REPORTED_ERRORS = 50
+#: a refused file's report lists this many problems (and counts them all)
+MAX_REPORTED_PROBLEMS = 100
+#: the storage (settings.STORAGES) that keeps a large upload until its task imports it
+IMPORT_STORAGE = "gazetteer_imports"
+#: the Celery name of zones.tasks.import_gazetteer
+IMPORT_TASK = "zones.import_gazetteer"
 
 
 @dataclass
 class GazetteerImportReport:
+    """What an import did: every row written (`imported`), or nothing and why (`problems`)."""
+
     rows: int = 0
     imported: int = 0
-    errors: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    problem_count: int = 0
 
     @property
-    def skipped(self) -> int:
-        return self.rows - self.imported
+    def refused(self) -> bool:
+        return self.problem_count > 0
+
+    def add_problem(self, problem: str) -> None:
+        self.problem_count += 1
+        if len(self.problems) < MAX_REPORTED_PROBLEMS:
+            self.problems.append(problem)
+
+    def summary(self) -> str:
+        if not self.refused:
+            return f"{self.imported} places imported from {self.rows} rows"
+        more = self.problem_count - len(self.problems)
+        listed = f" (the first {len(self.problems)} are listed)" if more else ""
+        return (
+            f"Import refused, nothing was imported: {self.problem_count} "
+            f"problem{'s' if self.problem_count != 1 else ''} in {self.rows} rows{listed}"
+        )
+
+
+def gazetteer_size_problem(size: int) -> str | None:
+    """Why a file of `size` bytes is refused before it is read (GAZETTEER_IMPORT_MAX_BYTES)."""
+    limit = settings.GAZETTEER_IMPORT_MAX_BYTES
+    if size > limit:
+        return (
+            f"the file is larger than the limit of {limit:,} bytes "
+            "(GAZETTEER_IMPORT_MAX_BYTES): split it into smaller files"
+        )
+    return None
 
 
 def place_fields(
@@ -291,97 +330,235 @@ def place_delete(*, place: Place) -> None:
         geocoding.gazetteer_changed(organization_id=place.organization_id)
 
 
-def _csv_rows(text_stream: Iterable[str]) -> Iterator[tuple[int, dict]]:
-    reader = csv.DictReader(text_stream)
-    header = [(name or "").strip().lower() for name in reader.fieldnames or []]
-    header = [_COLUMN_ALIASES.get(name, name) for name in header]
-    missing = {"address", "lat", "lng"} - set(header)
-    if missing:
-        raise ValidationFailed([f"CSV header must name the columns {', '.join(PLACE_COLUMNS)}"])
-    reader.fieldnames = header
-    for row in reader:
-        yield reader.line_num, row
+class _Refused(Exception):
+    """Rolls back an import that found a problem."""
 
 
-def _number(text: str | None, name: str) -> float:
-    try:
-        return float((text or "").strip())
-    except ValueError:
-        raise ValueError(f"{name} must be a number") from None
-
-
-def gazetteer_import_csv_steps(
-    *, organization_id: UUID | str, text_stream: Iterable[str]
-) -> Iterator[GazetteerImportReport]:
-    """Imports places from CSV text (header `address,postal_code,locality,lat,lng`).
-
-    Rows are upserted by normalized address (a re-import updates, never duplicates), in
-    batches of 1,000, each batch in its own transaction. Yields the running report after each
-    batch and once more at the end (the final report). Bad rows are skipped and reported by
-    line number; a header without `address`, `lat` and `lng` raises ValidationFailed.
-    """
-    report = GazetteerImportReport()
-    batch: dict[str, Place] = {}
-
-    def flush() -> None:
-        if not batch:
-            return
-        with transaction.atomic():
-            Place.objects.bulk_create(
-                batch.values(),
-                update_conflicts=True,
-                unique_fields=("organization", "address_key"),
-                update_fields=(
-                    "address",
-                    "postal_code",
-                    "postal_code_key",
-                    "locality",
-                    "locality_key",
-                    "lat",
-                    "lng",
-                ),
-            )
-            geocoding.gazetteer_changed(organization_id=organization_id)
-        batch.clear()
-
-    for line, row in _csv_rows(text_stream):
-        report.rows += 1
-        try:
-            values = place_fields(
-                address=row.get("address") or "",
-                postal_code=row.get("postal_code") or "",
-                locality=row.get("locality") or "",
-                lat=_number(row.get("lat"), "lat"),
-                lng=_number(row.get("lng"), "lng"),
-            )
-        except ValueError as exc:
-            if len(report.errors) < MAX_REPORTED_ERRORS:
-                report.errors.append(f"line {line}: {exc}")
-            continue
-        # The same address twice in one batch: the last row wins.
-        batch[values["address_key"]] = Place(organization_id=organization_id, **values)
-        report.imported += 1
-        if len(batch) >= IMPORT_BATCH_SIZE:
-            flush()
-            yield report
-    flush()
-    yield report
+def _places_upsert(organization_id, places: dict[str, Place]) -> None:
+    Place.objects.bulk_create(
+        places.values(),
+        update_conflicts=True,
+        unique_fields=("organization", "address_key"),
+        update_fields=(
+            "address",
+            "postal_code",
+            "postal_code_key",
+            "locality",
+            "locality_key",
+            "lat",
+            "lng",
+        ),
+    )
 
 
 def gazetteer_import_csv(
     *,
     organization_id: UUID | str,
-    text_stream: Iterable[str],
+    stream: BinaryIO,
     on_progress: Callable[[GazetteerImportReport], None] | None = None,
 ) -> GazetteerImportReport:
-    """`gazetteer_import_csv_steps` run to the end; `on_progress` sees each step's report."""
+    """Imports places from a gazetteer CSV file (zones.gazetteer_csv), all or nothing.
+
+    Rows are upserted by normalized address (a re-import updates, never duplicates; the same
+    address twice, the last row wins), in one transaction: a file with any problem, or with
+    more than GAZETTEER_IMPORT_MAX_ROWS rows, writes nothing and its report lists the problems
+    by line. `on_progress` sees the running report every IMPORT_BATCH_SIZE rows. The caller
+    checks the file's size first (gazetteer_size_problem).
+    """
     report = GazetteerImportReport()
-    for report in gazetteer_import_csv_steps(
-        organization_id=organization_id, text_stream=text_stream
-    ):
-        if on_progress is not None:
-            on_progress(report)
+    max_rows = settings.GAZETTEER_IMPORT_MAX_ROWS
+    batch: dict[str, Place] = {}
+    try:
+        with transaction.atomic():
+            last_line = 1
+            for item in gazetteer_csv.places_read(stream):
+                if item.line != last_line:  # a row's first item (a row may have several)
+                    last_line = item.line
+                    if report.rows == max_rows:
+                        report.add_problem(
+                            f"line {item.line}: the file has more than {max_rows:,} rows "
+                            "(GAZETTEER_IMPORT_MAX_ROWS): split it into smaller files"
+                        )
+                        break
+                    report.rows += 1
+                if isinstance(item, gazetteer_csv.RowProblem):
+                    report.add_problem(str(item))
+                    if item.line == 1:
+                        break  # the header: no row can be read without it
+                    continue
+                try:
+                    values = place_fields(
+                        address=item.address,
+                        postal_code=item.postal_code,
+                        locality=item.locality,
+                        lat=item.lat,
+                        lng=item.lng,
+                    )
+                except ValueError as exc:
+                    report.add_problem(f"line {item.line}: {exc}")
+                    continue
+                if report.refused:
+                    continue  # nothing more is written; the rows are still checked
+                batch[values["address_key"]] = Place(organization_id=organization_id, **values)
+                if len(batch) >= IMPORT_BATCH_SIZE:
+                    _places_upsert(organization_id, batch)
+                    report.imported += len(batch)
+                    batch.clear()
+                    if on_progress is not None:
+                        on_progress(report)
+            if report.refused:
+                raise _Refused
+            _places_upsert(organization_id, batch)
+            report.imported += len(batch)
+            geocoding.gazetteer_changed(organization_id=organization_id)
+    except _Refused:
+        report.imported = 0
     return report
+
+
+def gazetteer_import_record(
+    *, organization_id: UUID | str, file_name: str, size_bytes: int, requested_by: str = ""
+) -> GazetteerImport:
+    """The record of an import about to run (or be queued): the admin lists it."""
+    return GazetteerImport.objects.create(
+        organization_id=organization_id,
+        file_name=file_name[:255],
+        size_bytes=size_bytes,
+        requested_by=requested_by[:254],
+    )
+
+
+def gazetteer_import_finish(
+    *, record: GazetteerImport, report: GazetteerImportReport
+) -> GazetteerImport:
+    record.status = (
+        GazetteerImportStatus.REFUSED if report.refused else GazetteerImportStatus.IMPORTED
+    )
+    record.rows, record.imported = report.rows, report.imported
+    record.problem_count, record.problems = report.problem_count, report.problems
+    record.finished_at = timezone.now()
+    record.save(
+        update_fields=(
+            "status",
+            "rows",
+            "imported",
+            "problem_count",
+            "problems",
+            "finished_at",
+        )
+    )
+    return record
+
+
+def gazetteer_import_now(
+    *,
+    organization_id: UUID | str,
+    stream: BinaryIO,
+    file_name: str,
+    size_bytes: int,
+    requested_by: str = "",
+) -> tuple[GazetteerImport, GazetteerImportReport]:
+    """Imports a file at once (a small admin upload) and records its outcome."""
+    record = gazetteer_import_record(
+        organization_id=organization_id,
+        file_name=file_name,
+        size_bytes=size_bytes,
+        requested_by=requested_by,
+    )
+    try:
+        report = gazetteer_import_csv(organization_id=organization_id, stream=stream)
+    except Exception:
+        _gazetteer_import_failed(record.pk)
+        raise
+    return gazetteer_import_finish(record=record, report=report), report
+
+
+def gazetteer_import_queue(
+    *,
+    organization_id: UUID | str,
+    upload: File,
+    file_name: str,
+    size_bytes: int,
+    requested_by: str = "",
+) -> GazetteerImport:
+    """Stores a large upload and queues its import (`zones.import_gazetteer`). When the broker
+    cannot be reached the record answered is failed (and the stored file removed)."""
+    record = gazetteer_import_record(
+        organization_id=organization_id,
+        file_name=file_name,
+        size_bytes=size_bytes,
+        requested_by=requested_by,
+    )
+    storage = storages[IMPORT_STORAGE]
+    record.stored_name = storage.save(f"{record.organization_id}/{record.id}.csv", upload)
+    record.save(update_fields=("stored_name",))
+    try:
+        celery_app.send_task(IMPORT_TASK, args=[str(record.id)], retry=False)
+    except (KombuError, RedisError, OSError) as exc:
+        logger.error("gazetteer import %s could not be queued: %s", record.id, exc)
+        _stored_file_delete(record)
+        record.status = GazetteerImportStatus.FAILED
+        record.problems = ["the import could not be queued (task broker unavailable)"]
+        record.finished_at = timezone.now()
+        record.save(update_fields=("status", "problems", "finished_at", "stored_name"))
+    return record
+
+
+def _stored_file_delete(record: GazetteerImport) -> None:
+    if record.stored_name:
+        storages[IMPORT_STORAGE].delete(record.stored_name)
+        record.stored_name = ""
+
+
+def gazetteer_import_run(*, import_id: UUID | str) -> GazetteerImport | None:
+    """Runs a queued import (the task); None when there is none to run.
+
+    The record is locked for the whole import, so a second message for it waits, then finds
+    it no longer queued and does nothing: the import runs once. A run that dies (a killed
+    worker) rolls back with the record still queued, so a redelivered message runs it again;
+    one that raises is marked failed, so the admin does not wait for it forever.
+    """
+    try:
+        return _gazetteer_import_run(import_id)
+    except Exception:
+        logger.exception("gazetteer import %s failed", import_id)
+        _gazetteer_import_failed(import_id)
+        raise
+
+
+def _gazetteer_import_failed(import_id) -> None:
+    """A run that raised is marked failed, so the admin does not show it queued forever."""
+    GazetteerImport.objects.filter(pk=import_id, status=GazetteerImportStatus.QUEUED).update(
+        status=GazetteerImportStatus.FAILED,
+        problems=["the import failed unexpectedly (the service's log has the details)"],
+        finished_at=timezone.now(),
+    )
+
+
+def _gazetteer_import_run(import_id: UUID | str) -> GazetteerImport | None:
+    with transaction.atomic():
+        record = (
+            GazetteerImport.objects.select_for_update()
+            .filter(pk=import_id, status=GazetteerImportStatus.QUEUED)
+            .first()
+        )
+        if record is None:
+            return None
+        storage = storages[IMPORT_STORAGE]
+        if not record.stored_name or not storage.exists(record.stored_name):
+            record.status = GazetteerImportStatus.FAILED
+            record.problems = ["the uploaded file is gone; upload it again"]
+            record.finished_at = timezone.now()
+            record.save(update_fields=("status", "problems", "finished_at"))
+            return record
+        with storage.open(record.stored_name, "rb") as stream:
+            report = gazetteer_import_csv(organization_id=record.organization_id, stream=stream)
+        gazetteer_import_finish(record=record, report=report)
+        stored_name = record.stored_name
+        GazetteerImport.objects.filter(pk=record.pk).update(stored_name="")
+        record.stored_name = ""
+        transaction.on_commit(lambda: storage.delete(stored_name))
+    return record
 
 
 # ----- blackout days -----

@@ -14,3 +14,7 @@ def mitte(organization):
     return builders.zone(
         organization, "Mitte", builders.box(*builders.BERLIN, width_m=2000, height_m=2000)
     )
+
+
+# The webhook tests' Celery fixtures: the broker of the tests' own and a real worker.
+from tests.webhooks.conftest import celery_worker, dead_broker, test_broker  # noqa: E402, F401

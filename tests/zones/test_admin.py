@@ -2,15 +2,18 @@
 
 import datetime
 import json
+import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.files.uploadhandler import StopUpload
 from django.test import Client
 
 from tenants.models import User
 from tests import builders
 from webhooks.models import Event
-from zones.models import Place, Zone, ZoneBlackout
+from zones.admin import UploadSizeLimit
+from zones.models import GazetteerImport, Place, Zone, ZoneBlackout
 
 pytestmark = pytest.mark.django_db
 
@@ -172,24 +175,150 @@ def test_org_admin_sees_only_their_places(organization, other_organization):
     assert b"Import CSV" in listing.content
 
 
-def test_csv_import_in_admin_shows_progress_and_imports(organization):
+def post_csv(client, organization, content: bytes, name="places.csv"):
+    upload = SimpleUploadedFile(name, content, content_type="text/csv")
+    return client.post(
+        "/admin/zones/place/import-csv/",
+        {"organization": str(organization.id), "file": upload},
+        follow=True,
+    )
+
+
+def shown_messages(response) -> list[str]:
+    return [str(message) for message in response.context["messages"]]
+
+
+def test_csv_import_in_admin_imports_a_small_file_at_once(organization):
     client = admin_client_for(organization)
     form = client.get("/admin/zones/place/import-csv/")
     assert form.status_code == 200
-    upload = SimpleUploadedFile("places.csv", CSV.encode("utf-8"), content_type="text/csv")
-    response = client.post(
-        "/admin/zones/place/import-csv/", {"organization": str(organization.id), "file": upload}
-    )
-    assert response.status_code == 200
-    page = b"".join(response.streaming_content).decode()
-    assert "3 rows read, 2 imported" in page
-    assert "line 4: lat must be a number" in page
-    assert "Done:</strong> 3 rows read, 2 imported, 1 skipped." in page
+    assert "All or nothing" in form.content.decode()
+    response = post_csv(client, organization, CSV.rsplit("Broken", 1)[0].encode())
+    assert response.redirect_chain == [("/admin/zones/place/", 302)]
+    assert shown_messages(response) == [f"Imported 2 places into {organization.name} from 2 rows."]
     places = Place.objects.filter(organization=organization).order_by("address")
     assert [(p.address, p.postal_code_key, p.locality_key) for p in places] == [
         ("Alexanderplatz 1", "10178", "berlin"),
         ("Oranienstraße 25", "10999", "berlin"),
     ]
+    record = GazetteerImport.objects.get(organization=organization)
+    assert (record.status, record.rows, record.imported, record.requested_by) == (
+        "imported",
+        2,
+        2,
+        "zones-admin@example.com",
+    )
+
+
+def test_csv_import_in_admin_refuses_a_bad_file_and_lists_every_problem(organization):
+    client = admin_client_for(organization)
+    content = CSV + "Line five,,,52.1,1e1\n" + "Control\x07char,,,52.1,13.1\n"
+    response = post_csv(client, organization, content.encode())
+    assert response.status_code == 200
+    assert shown_messages(response) == [
+        "Import refused, nothing was imported: 3 problems in 5 rows",
+        "line 4: lat must be a number between -90 and 90",
+        "line 5: lng must be a number between -180 and 180",
+        "line 6: address must not contain control characters or line breaks",
+    ]
+    assert not Place.objects.exists()
+    record = GazetteerImport.objects.get(organization=organization)
+    page = client.get(f"/admin/zones/gazetteerimport/{record.pk}/change/").content.decode()
+    assert "Refused" in page
+    assert "line 5: lng must be a number between -180 and 180" in page
+
+
+def test_csv_import_in_admin_with_a_nul_byte_in_line_1001_commits_nothing(organization):
+    lines = ["address,lat,lng"] + [f"Street {i},50.1,10.1" for i in range(1500)]
+    lines[1000] = "Street\x00 999,50.1,10.1"
+    response = post_csv(admin_client_for(organization), organization, "\n".join(lines).encode())
+    assert shown_messages(response) == [
+        "Import refused, nothing was imported: 1 problem in 1500 rows",
+        "line 1001: address contains a NUL character",
+    ]
+    assert not Place.objects.exists()
+
+
+def test_csv_import_in_admin_reports_a_200000_character_field(organization):
+    content = f"address,lat,lng\nA 1,1,1\n{'x' * 200_000},1,1\nA 3,1,1\n".encode()
+    response = post_csv(admin_client_for(organization), organization, content)
+    assert response.status_code == 200
+    assert shown_messages(response)[1:] == ["line 3: a field is longer than 4096 characters"]
+    assert not Place.objects.exists()
+
+
+def test_csv_import_in_admin_refuses_a_file_over_the_size_limit(settings, organization):
+    settings.GAZETTEER_IMPORT_MAX_BYTES = 10_000
+    client = admin_client_for(organization)
+    refusal = (
+        "Import refused: the file is larger than the limit of 10,000 bytes "
+        "(GAZETTEER_IMPORT_MAX_BYTES): split it into smaller files"
+    )
+    content = b"address,lat,lng\n" + b"Street,1,1\n" * 2000  # 22 KB: stopped while read
+    assert shown_messages(post_csv(client, organization, content)) == [refusal]
+    content = b"address,lat,lng\n" + b"Street,1,1\n" * 20_000  # 220 KB: by its length
+    assert shown_messages(post_csv(client, organization, content)) == [refusal]
+    assert not Place.objects.exists()
+    assert not GazetteerImport.objects.exists()
+    content = b"address,lat,lng\n" + b"Street,1,1\n" * 900  # within the limit
+    assert shown_messages(post_csv(client, organization, content))[0].startswith("Imported 1")
+
+
+def test_the_upload_limit_keeps_no_byte_past_the_limit():
+    limit = UploadSizeLimit(None, 100)
+    assert limit.receive_data_chunk(b"x" * 60, 0) == b"x" * 60
+    assert limit.receive_data_chunk(b"x" * 40, 60) == b"x" * 40
+    with pytest.raises(StopUpload):
+        limit.receive_data_chunk(b"x", 100)
+    assert (limit.exceeded, limit.received) == (True, 101)
+
+
+def test_csv_import_in_admin_still_checks_csrf(organization):
+    builders.admin(organization, "csrf-admin@example.com")
+    client = Client(enforce_csrf_checks=True)
+    assert client.login(username="csrf-admin@example.com", password=builders.PASSWORD)
+    upload = SimpleUploadedFile("places.csv", CSV.encode(), content_type="text/csv")
+    response = client.post(
+        "/admin/zones/place/import-csv/", {"organization": str(organization.id), "file": upload}
+    )
+    assert response.status_code == 403
+    assert not GazetteerImport.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_csv_import_in_admin_queues_a_large_file_and_a_worker_imports_it(
+    settings, tmp_path, organization, other_organization, celery_worker
+):
+    settings.GAZETTEER_IMPORT_INLINE_MAX_BYTES = 1000
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "gazetteer_imports": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path)},
+        },
+    }
+    client = admin_client_for(organization)
+    content = "address,lat,lng\n" + "".join(f"Street {i},52.{i},13.{i}\n" for i in range(3000))
+    response = post_csv(client, organization, content.encode(), name="big.csv")
+    assert response.redirect_chain == [("/admin/zones/gazetteerimport/", 302)]
+    record = GazetteerImport.objects.get(organization=organization)
+    assert shown_messages(response) == [
+        "Import queued: big.csv is imported in the background; the result appears in "
+        f'<a href="/admin/zones/gazetteerimport/{record.pk}/change/">gazetteer imports</a>.'
+    ]
+    deadline = time.monotonic() + 30
+    while record.status == "queued" and time.monotonic() < deadline:
+        time.sleep(0.1)
+        record.refresh_from_db()
+    assert (record.status, record.rows, record.imported) == ("imported", 3000, 3000)
+    assert Place.objects.filter(organization=organization).count() == 3000
+    assert list(tmp_path.rglob("*.csv")) == []  # the stored upload went with the import
+
+    listing = client.get("/admin/zones/gazetteerimport/").content.decode()
+    assert "big.csv" in listing and "Imported" in listing
+    others = admin_client_for(other_organization, "other-admin@example.com")
+    assert "big.csv" not in others.get("/admin/zones/gazetteerimport/").content.decode()
+    assert others.get(f"/admin/zones/gazetteerimport/{record.pk}/change/").status_code != 200
 
 
 def test_csv_import_into_another_organization_is_refused(organization, other_organization):
@@ -205,13 +334,10 @@ def test_csv_import_into_another_organization_is_refused(organization, other_org
 
 
 def test_csv_import_with_a_wrong_header_says_so(organization):
-    client = admin_client_for(organization)
-    upload = SimpleUploadedFile("places.csv", b"name,x,y\na,1,2\n", content_type="text/csv")
-    response = client.post(
-        "/admin/zones/place/import-csv/", {"organization": str(organization.id), "file": upload}
+    response = post_csv(admin_client_for(organization), organization, b"name,x,y\na,1,2\n")
+    assert shown_messages(response)[1].startswith(
+        "line 1: CSV header must name the columns address, postal_code, locality, lat, lng"
     )
-    page = b"".join(response.streaming_content).decode()
-    assert "Import failed:</strong> CSV header must name the columns" in page
 
 
 def test_place_added_in_admin_is_normalized_and_geocodes(organization):

@@ -1,20 +1,24 @@
 """`manage.py import_gazetteer <org-slug> <file.csv>`: loads an organization's gazetteer (contract
-"Geocoding and resolve-zone")."""
+"Geocoding and resolve-zone"), all or nothing."""
 
+import io
+import os
 import sys
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from delivery.errors import ValidationFailed
 from tenants.models import Organization
 from zones import services
 
 
 class Command(BaseCommand):
     help = (
-        "Imports known addresses and places (CSV with header address,postal_code,locality,lat,lng)"
-        " into an organization's gazetteer, printing progress every 1,000 rows. Re-importing an"
-        " address updates it. Use - to read standard input."
+        "Imports known addresses and places (CSV in UTF-8 with header"
+        " address,postal_code,locality,lat,lng) into an organization's gazetteer, all or nothing:"
+        " a file with any bad row imports nothing and every problem is printed with its line"
+        " number (exit code 1). Re-importing an address updates it. Files over"
+        " GAZETTEER_IMPORT_MAX_BYTES are refused. Use - to read standard input."
     )
 
     def add_arguments(self, parser):
@@ -25,32 +29,41 @@ class Command(BaseCommand):
         target = Organization.objects.filter(slug=organization).first()
         if target is None:
             raise CommandError(f"Organization {organization} not found")
-        try:
-            stream = (
-                sys.stdin if file == "-" else open(file, encoding="utf-8-sig", newline="")  # noqa: SIM115
-            )
-        except OSError as exc:
-            raise CommandError(f"Cannot read {file}: {exc.strerror}") from None
+        stream = self._open(file)
         try:
             report = services.gazetteer_import_csv(
                 organization_id=target.id,
-                text_stream=stream,
-                on_progress=lambda step: self.stdout.write(
-                    f"{step.rows} rows read, {step.imported} imported"
-                ),
+                stream=stream,
+                on_progress=lambda step: self.stdout.write(f"{step.rows} rows read"),
             )
-        except ValidationFailed as exc:
-            raise CommandError("; ".join(exc.message)) from None
-        except UnicodeDecodeError:
-            raise CommandError(f"{file} is not UTF-8 text") from None
         finally:
-            if stream is not sys.stdin:
-                stream.close()
-        for error in report.errors:
-            self.stderr.write(error)
+            stream.close()
+        if report.refused:
+            for problem in report.problems:
+                self.stderr.write(problem)
+            raise CommandError(report.summary())
         self.stdout.write(
             self.style.SUCCESS(
-                f"Done: {report.rows} rows read, {report.imported} imported, "
-                f"{report.skipped} skipped into {target.name}"
+                f"Done: {report.imported} places imported from {report.rows} rows "
+                f"into {target.name}"
             )
         )
+
+    def _open(self, file: str):
+        """The file as bytes, refused before it is parsed when over the size limit (standard
+        input: at most one byte past the limit is read)."""
+        limit = settings.GAZETTEER_IMPORT_MAX_BYTES
+        if file == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+            size, stream = len(data), io.BytesIO(data)
+        else:
+            try:
+                stream = open(file, "rb")  # noqa: SIM115 - closed by handle()
+                size = os.fstat(stream.fileno()).st_size
+            except OSError as exc:
+                raise CommandError(f"Cannot read {file}: {exc.strerror}") from None
+        problem = services.gazetteer_size_problem(size)
+        if problem is not None:
+            stream.close()
+            raise CommandError(f"Import refused, nothing was imported: {problem}")
+        return stream
