@@ -18,6 +18,7 @@ from slots.models import SlotDay
 from tests import builders
 from tests.core.browser import Watched
 from zones import services as zone_services
+from zones.models import GazetteerImport, GazetteerImportStatus
 
 DOCS = Path(django_settings.BASE_DIR) / "docs"
 SCREENSHOT = DOCS / "admin.png"
@@ -102,6 +103,16 @@ def busy_tenant(two_tenants):
         "Karl-Liebknecht-Strasse 13, Hinterhaus, 3. Obergeschoss links, bei Familie Mustermann",
         postal_code="10178",
         locality="Berlin",
+    )
+    GazetteerImport.objects.create(
+        organization=ours,
+        file_name="berlin-addresses-2031-01-refused-because-of-a-bad-latitude-on-line-12.csv",
+        size_bytes=812_345,
+        status=GazetteerImportStatus.REFUSED,
+        rows=5_000,
+        problem_count=1,
+        problems=["line 12: lat must be a number between -90 and 90"],
+        requested_by="ada@acme.example",
     )
     return ours
 
