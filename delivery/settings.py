@@ -252,6 +252,9 @@ WEBHOOK_BATCH_SIZE = env.int("WEBHOOK_BATCH_SIZE", default=50)
 # 0.1 s a first attempt comes ~0.1 s later, and a create under load costs the worker ~1.2 ms
 # instead of ~3 ms at 0 (docs/webhooks.md).
 WEBHOOK_WAKE_UP_DELAY_SECONDS = env.float("WEBHOOK_WAKE_UP_DELAY_SECONDS", default=0.1)
+# How long `test-webhook` (and the keys' admin action) waits for the worker's attempt before it
+# answers `delivered: false` saying it timed out; the attempt goes on and is recorded.
+WEBHOOK_TEST_WAIT_SECONDS = env.float("WEBHOOK_TEST_WAIT_SECONDS", default=2.0)
 
 # Geocoding (contract "Geocoding and resolve-zone").
 GEOCODER = env.str("GEOCODER", default="local")
