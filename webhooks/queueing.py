@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from celery import bootsteps
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -69,6 +70,10 @@ class _WorkerThreads:
             self.worker = None
 
     def count(self) -> int | None:
+        """The running worker's threads (None outside a worker, or once it stopped)."""
+        blueprint = getattr(self.worker, "blueprint", None)
+        if blueprint is None or blueprint.state not in (None, bootsteps.RUN):
+            return None
         concurrency = getattr(self.worker, "concurrency", None)
         return concurrency if isinstance(concurrency, int) and concurrency > 0 else None
 
