@@ -1,9 +1,10 @@
 """Fault d: a webhook receiver that hangs does not hold up other organizations' deliveries.
 
 Organization A's receiver accepts the connection and never answers; A gets a burst of events,
-as many as the worker has threads. Organization B's receiver keeps getting its first attempts within a
-second of each order's commit, with the shipped worker (8 threads) and with 2 threads: a
-destination gets at most the worker's threads less one (webhooks/queueing.py: in_flight_limit).
+as many as the worker has threads. Organization B's receiver keeps getting its first attempts
+within a second of each order's commit, with the shipped worker (8 threads) and with 2
+threads: a destination gets at most the worker's threads less one (webhooks/queueing.py:
+in_flight_limit).
 A's attempts end at the delivery timeout and are scheduled for a retry (contract "Webhooks").
 
 Fault e: `test-webhook` to a hanging receiver answers within about 2 s, `delivered: false`,
