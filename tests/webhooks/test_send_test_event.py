@@ -191,8 +191,8 @@ def test_a_hanging_receiver_gets_an_answer_within_the_wait_and_the_attempt_goes_
         "Timed out after 2 s waiting for the receiver; the attempt goes on and is recorded in "
         "the deliveries"
     )
-    assert 2.0 <= waited < 2.6
-    assert 2000 <= body["latencyMs"] < 2600
+    assert 2.0 <= waited < 3.0
+    assert 2000 <= body["latencyMs"] < 3000
     assert len(hanging_receiver.connections) == 1  # the worker is on the wire
 
     # The worker's attempt ends at the delivery timeout, recorded as one failed attempt.
@@ -228,9 +228,9 @@ def test_two_tests_to_a_hanging_receiver_wait_side_by_side(organization, hanging
         thread.start()
     for thread in threads:
         thread.join()
-    assert time.monotonic() - started < 2.8
+    assert time.monotonic() - started < 3.2
     assert [body["delivered"] for _, body in answers] == [False, False]
-    assert all(waited < 2.6 for waited, _ in answers)
+    assert all(waited < 3.0 for waited, _ in answers)
     assert len(hanging_receiver.connections) == 2
 
 
@@ -243,7 +243,7 @@ def test_the_admin_action_waits_at_most_the_wait_too(organization, hanging_recei
         {"action": "send_test_webhook", "_selected_action": [str(issued.api_key.pk)]},
         follow=True,
     )
-    assert time.monotonic() - started < 2.6
+    assert time.monotonic() - started < 3.0
     assert (
         f"Key {issued.api_key.name}: not delivered to {hanging_receiver.url} (Timed out after 2 s "
         "waiting for the receiver" in response.content.decode()
