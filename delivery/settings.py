@@ -241,8 +241,9 @@ WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # How often the beat sweeps due deliveries (retries, and messages lost while Redis was away).
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=5.0)
 # Attempts on the wire at once per destination (a key's webhook URL), across all workers: a
-# receiver that hangs holds at most this many worker threads. Keep it below the worker's
-# concurrency (8 threads in docker-compose and scripts/run.sh).
+# receiver that hangs holds at most this many worker threads. A worker applies at most its own
+# threads less one (webhooks/queueing.py: in_flight_limit), so one always stays free for other
+# destinations (8 threads in docker-compose and scripts/run.sh: 4; with 2 threads: 1).
 WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION", default=4)
 # Deliveries per Celery message and per claim: one worker thread sends them one after the other
 # over one kept-alive connection per destination, and records them in one statement.
