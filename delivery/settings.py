@@ -267,8 +267,9 @@ WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # How often the beat sweeps due deliveries (retries, and messages lost while Redis was away).
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=5.0)
 # Attempts on the wire at once per destination (a key's webhook URL), across all workers: a
-# receiver that hangs holds at most this many worker threads. Keep it below the worker's
-# concurrency (8 threads in docker-compose and scripts/run.sh).
+# receiver that hangs holds at most this many worker threads. A worker applies at most its own
+# threads less one (webhooks/queueing.py: in_flight_limit), so one always stays free for other
+# destinations (8 threads in docker-compose and scripts/run.sh: 4; with 2 threads: 1).
 WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION", default=4)
 # Deliveries per Celery message and per claim: one worker thread sends them one after the other
 # over one kept-alive connection per destination, and records them in one statement.
@@ -278,6 +279,9 @@ WEBHOOK_BATCH_SIZE = env.int("WEBHOOK_BATCH_SIZE", default=50)
 # 0.1 s a first attempt comes ~0.1 s later, and a create under load costs the worker ~1.2 ms
 # instead of ~3 ms at 0 (docs/webhooks.md).
 WEBHOOK_WAKE_UP_DELAY_SECONDS = env.float("WEBHOOK_WAKE_UP_DELAY_SECONDS", default=0.1)
+# How long `test-webhook` (and the keys' admin action) waits for the worker's attempt before it
+# answers `delivered: false` saying it timed out; the attempt goes on and is recorded.
+WEBHOOK_TEST_WAIT_SECONDS = env.float("WEBHOOK_TEST_WAIT_SECONDS", default=2.0)
 
 # Geocoding (contract "Geocoding and resolve-zone").
 GEOCODER = env.str("GEOCODER", default="local")

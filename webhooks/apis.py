@@ -91,9 +91,12 @@ class ApiKeyTestWebhookApi(ManagementApiView):
         },
     )
     def post(self, request, org_id, key_id):
-        """Sends a signed `webhook.test` event to the key's webhookUrl at once (one attempt,
-        recorded as a delivery) and answers how it went: `delivered` is true for a 2xx. Takes no
-        body.
+        """Sends a signed `webhook.test` event to the key's webhookUrl at once (one attempt, made
+        by the worker and recorded as a delivery) and answers how it went: `delivered` is true
+        for a 2xx. Waits for the attempt at most 2 s: a receiver that has not answered by then
+        gets `delivered` false, `statusCode` null and the error `Timed out after 2 s waiting for
+        the receiver; the attempt goes on and is recorded in the deliveries` (or `Not sent within
+        2 s ...` when no worker could start it yet); the attempt goes on. Takes no body.
 
         Called by an organization admin with a bearer token, to check a receiver before going live.
 

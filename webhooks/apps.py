@@ -9,3 +9,11 @@ class WebhooksConfig(AppConfig):
         from webhooks import metrics  # noqa: PLC0415 (models are loaded only now)
 
         metrics.register()
+
+        from celery.signals import worker_init, worker_shutdown  # noqa: PLC0415
+
+        from webhooks import queueing  # noqa: PLC0415
+
+        # The in-flight limit reads the worker's thread count (queueing.in_flight_limit).
+        worker_init.connect(queueing.worker_threads.attach, weak=False)
+        worker_shutdown.connect(queueing.worker_threads.detach, weak=False)

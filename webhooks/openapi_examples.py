@@ -51,4 +51,17 @@ TEST_WEBHOOK = [
         {"delivered": False, "statusCode": 401, "latencyMs": 97, "error": "HTTP 401"},
         name="The endpoint refused the signature",
     ),
+    answer_example(
+        200,
+        {
+            "delivered": False,
+            "statusCode": None,
+            "latencyMs": 2003,
+            "error": (
+                "Timed out after 2 s waiting for the receiver; the attempt goes on and is "
+                "recorded in the deliveries"
+            ),
+        },
+        name="The endpoint did not answer within 2 s",
+    ),
 ]

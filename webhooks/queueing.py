@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from celery import bootsteps
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -54,13 +55,51 @@ CLAIM_MARGIN_SECONDS = 50
 IN_FLIGHT_GRACE_SECONDS = 5
 
 
+class _WorkerThreads:
+    """The thread count of the Celery worker this process runs (worker_init), read when a claim
+    is made: the in-flight limit never gives one destination all of them."""
+
+    def __init__(self) -> None:
+        self.worker = None
+
+    def attach(self, sender=None, **kwargs) -> None:
+        self.worker = sender
+
+    def detach(self, sender=None, **kwargs) -> None:
+        if sender is self.worker:
+            self.worker = None
+
+    def count(self) -> int | None:
+        """The running worker's threads (None outside a worker, or once it stopped)."""
+        blueprint = getattr(self.worker, "blueprint", None)
+        if blueprint is None or blueprint.state not in (None, bootsteps.RUN):
+            return None
+        concurrency = getattr(self.worker, "concurrency", None)
+        return concurrency if isinstance(concurrency, int) and concurrency > 0 else None
+
+
+worker_threads = _WorkerThreads()
+
+
+def in_flight_limit() -> int:
+    """Attempts on the wire at once per destination, across all workers: the setting
+    WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION, but in a worker at most its threads less one, so a
+    destination that hangs always leaves a thread to every other destination's first attempts
+    (with `--concurrency=2`, one attempt at a time per destination)."""
+    limit = max(1, settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION)
+    threads = worker_threads.count()
+    if threads is None:
+        return limit
+    return max(1, min(limit, threads - 1))
+
+
 def claim_lease() -> timedelta:
     return timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + CLAIM_MARGIN_SECONDS)
 
 
 def in_flight_after(now: datetime) -> datetime:
     """Claims that expire after this were made less than the timeout + grace ago: attempts that
-    may still be on the wire, counted against WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION."""
+    may still be on the wire, counted against in_flight_limit()."""
     return now + timedelta(seconds=CLAIM_MARGIN_SECONDS - IN_FLIGHT_GRACE_SECONDS)
 
 

@@ -31,7 +31,7 @@ from django.utils import timezone
 from delivery import metrics, netguard
 from delivery.encryption import decrypt_text
 from delivery.netguard import Destination, WebhookUrlRefused
-from webhooks import posting, queueing, signing, statements
+from webhooks import catalog, posting, queueing, signing, statements
 from webhooks.models import DeliveryStatus, Event
 from webhooks.posting import Outcome
 
@@ -114,7 +114,7 @@ def _claim(delivery_ids: list[str], *, token: uuid.UUID, now: datetime) -> list[
                 "token": token,
                 "until": now + queueing.claim_lease(),
                 "now": now,
-                "in_flight_limit": settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION,
+                "in_flight_limit": queueing.in_flight_limit(),
                 "in_flight_after": queueing.in_flight_after(now),
                 "batch_size": settings.WEBHOOK_BATCH_SIZE,
             },
@@ -292,7 +292,11 @@ def _next_state(attempt: Attempt, *, now: datetime) -> _NextState:
     attempt_in_round = delivery.attempts + 1 - delivery.round_start_attempts
     if outcome.succeeded:
         return _NextState("delivered", DeliveryStatus.DELIVERED, delivered_at=now)
-    if outcome.permanent or attempt_in_round >= len(queueing.retry_schedule()):
+    # A test event's first round is one attempt (webhooks/probes.py); a redelivery is a round
+    # like any other.
+    first_round = delivery.round_start_attempts == 0
+    single_attempt = first_round and delivery.event.name == catalog.TEST_EVENT
+    if outcome.permanent or single_attempt or attempt_in_round >= len(queueing.retry_schedule()):
         return _NextState("failed", DeliveryStatus.FAILED)
     due = queueing.attempt_due_at(
         schedule_start=delivery.schedule_start, attempt_in_round=attempt_in_round + 1
@@ -458,7 +462,7 @@ def _claims_of(ids: list[str]) -> list[list[str]]:
     many attempts at once as it did with a message per delivery, and the oldest go first; dealt
     in turn, each claim starts with one of the oldest."""
     size = settings.WEBHOOK_BATCH_SIZE
-    count = max(-(-len(ids) // size), min(settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION, len(ids)))
+    count = max(-(-len(ids) // size), min(queueing.in_flight_limit(), len(ids)))
     return [ids[start::count] for start in range(count)]
 
 

@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from uuid import UUID
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
@@ -162,7 +161,7 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
             .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=stale))
             .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
             .annotate(in_flight=Coalesce(Subquery(in_flight), 0))
-            .filter(in_flight__lt=settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION)
+            .filter(in_flight__lt=queueing.in_flight_limit())
             .order_by("next_attempt_at")
             .values_list("id", "next_attempt_at")[:limit]
         )

@@ -338,6 +338,10 @@ class Service:
 class Tenant:
     organization_id: str
     api_key: str
+    #: an admin of the organization (password tests.builders.PASSWORD), for the management API
+    admin_email: str = ""
+    #: the key's id, for its management routes (test-webhook)
+    api_key_id: str = ""
 
 
 def seed_tenants(service: Service, webhook_urls: list[str]) -> list[Tenant]:

@@ -2,6 +2,7 @@
 database of its own, an independent HMAC check, and for the address guard a DNS stub, a
 loopback-only firewall and an HTTPS receiver with a certificate of a test CA."""
 
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -120,18 +121,65 @@ def dead_broker():
     queueing.broker_breaker.reset()
 
 
-@pytest.fixture
-def celery_worker(transactional_db, test_broker):
-    """A real worker (thread pool, as in docker-compose) consuming the test broker."""
+@contextlib.contextmanager
+def _worker(concurrency: int):
     with start_worker(
         celery_app,
         pool="threads",
-        concurrency=4,
+        concurrency=concurrency,
         perform_ping_check=False,
         shutdown_timeout=10,
     ) as worker:
         yield worker
     connections.close_all()
+
+
+@pytest.fixture
+def celery_worker(transactional_db, test_broker):
+    """A real worker (thread pool, as in docker-compose) consuming the test broker."""
+    with _worker(concurrency=4) as worker:
+        yield worker
+
+
+@pytest.fixture
+def two_thread_worker(transactional_db, test_broker):
+    """A real worker with the lowest concurrency the fairness guarantee holds for."""
+    with _worker(concurrency=2) as worker:
+        yield worker
+
+
+@dataclass
+class HangingReceiver:
+    """A webhook endpoint that accepts connections, reads the request and never answers."""
+
+    url: str
+    connections: list[tuple[socket.socket, float]]
+
+
+@pytest.fixture
+def hanging_receiver():
+    listener = socket.create_server(("127.0.0.1", 0), backlog=64)
+    listener.settimeout(0.2)
+    accepted: list[tuple[socket.socket, float]] = []
+    stop = threading.Event()
+
+    def accept_forever() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            accepted.append((conn, time.time()))
+
+    thread = threading.Thread(target=accept_forever, daemon=True)
+    thread.start()
+    port = listener.getsockname()[1]
+    yield HangingReceiver(url=f"http://127.0.0.1:{port}/hang", connections=accepted)
+    stop.set()
+    thread.join(timeout=2)
+    for conn, _ in accepted:
+        conn.close()
+    listener.close()
 
 
 # ----- the address guard: a DNS stub, a loopback-only firewall, a TLS receiver -----

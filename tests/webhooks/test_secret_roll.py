@@ -150,8 +150,9 @@ def test_erp_deliveries_carry_both_standard_signatures_and_keep_the_key_value_si
     )
 
 
+@pytest.mark.django_db(transaction=True)  # the worker sends it (webhooks/probes.py)
 def test_the_test_event_is_signed_by_both_secrets_during_the_overlap(
-    organization, manager, receiver
+    celery_worker, organization, manager, receiver
 ):
     issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
     new = roll(manager, organization, issued)["webhookSecret"]

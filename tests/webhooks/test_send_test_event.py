@@ -1,7 +1,12 @@
 """Send a test event: `POST /manage/organizations/:orgId/api-keys/:keyId/test-webhook` and the
-admin action on keys, through the one sending path, recorded like every attempt."""
+admin action on keys, through the one sending path (the Celery worker's), recorded like every
+attempt; the web worker waits for it at most WEBHOOK_TEST_WAIT_SECONDS."""
+
+import threading
+import time
 
 import pytest
+from django.db import connection
 from standardwebhooks import Webhook
 
 from tenants.services import api_key_revoke
@@ -10,7 +15,7 @@ from tests.conftest import assert_error
 from tests.webhooks.conftest import independent_hmac_hex
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]
 
 
 @pytest.fixture
@@ -169,3 +174,77 @@ def test_admin_action_sends_a_test_event_to_each_selected_key(organization, rece
     (request,) = receiver.requests
     assert request.json["event"] == "webhook.test"
     assert Delivery.objects.filter(organization=organization).count() == 1
+
+
+def test_a_hanging_receiver_gets_an_answer_within_the_wait_and_the_attempt_goes_on(
+    client, organization, hanging_receiver, settings
+):
+    settings.WEBHOOK_TIMEOUT_SECONDS = 3
+    issued = builders.api_key(organization, "partner_a", webhook_url=hanging_receiver.url)
+    started = time.monotonic()
+    body = client.post(probe_url(organization, issued)).json()
+    waited = time.monotonic() - started
+
+    assert body["delivered"] is False
+    assert body["statusCode"] is None
+    assert body["error"] == (
+        "Timed out after 2 s waiting for the receiver; the attempt goes on and is recorded in "
+        "the deliveries"
+    )
+    assert 2.0 <= waited < 3.0
+    assert 2000 <= body["latencyMs"] < 3000
+    assert len(hanging_receiver.connections) == 1  # the worker is on the wire
+
+    # The worker's attempt ends at the delivery timeout, recorded as one failed attempt.
+    delivery = Delivery.objects.get(organization=organization)
+    deadline = time.monotonic() + 5
+    while delivery.status == DeliveryStatus.PENDING and time.monotonic() < deadline:
+        time.sleep(0.05)
+        delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.next_attempt_at) == (
+        DeliveryStatus.FAILED,
+        1,
+        None,
+    )
+    (attempt,) = DeliveryAttempt.objects.filter(delivery=delivery)
+    assert attempt.error == "Timed out after 3 s"
+
+
+def test_two_tests_to_a_hanging_receiver_wait_side_by_side(organization, hanging_receiver):
+    """Neither call makes the HTTP call itself: both answer within the wait, together."""
+    issued = builders.api_key(organization, "partner_a", webhook_url=hanging_receiver.url)
+    answers: list[tuple[float, dict]] = []
+    clients = [builders.manager_client(organization, f"admin{n}@example.com") for n in range(2)]
+
+    def call(client) -> None:
+        started = time.monotonic()
+        body = client.post(probe_url(organization, issued))
+        answers.append((time.monotonic() - started, body.json()))
+        connection.close()
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=call, args=(client,)) for client in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert time.monotonic() - started < 3.2
+    assert [body["delivered"] for _, body in answers] == [False, False]
+    assert all(waited < 3.0 for waited, _ in answers)
+    assert len(hanging_receiver.connections) == 2
+
+
+def test_the_admin_action_waits_at_most_the_wait_too(organization, hanging_receiver):
+    issued = builders.api_key(organization, "partner_a", webhook_url=hanging_receiver.url)
+    client = builders.admin_site_client(organization, "keys-admin@example.com")
+    started = time.monotonic()
+    response = client.post(
+        "/admin/tenants/apikey/",
+        {"action": "send_test_webhook", "_selected_action": [str(issued.api_key.pk)]},
+        follow=True,
+    )
+    assert time.monotonic() - started < 3.0
+    assert (
+        f"Key {issued.api_key.name}: not delivered to {hanging_receiver.url} (Timed out after 2 s "
+        "waiting for the receiver" in response.content.decode()
+    )
