@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from tenants.models import Membership, Organization, User
 from tests import builders
 from webhooks.models import Delivery
+from zones.models import GazetteerImport, GazetteerImportStatus
 
 #: nothing listens there; deliveries stay pending (no worker runs in these tests)
 WEBHOOK_URL = "http://127.0.0.1:9/hooks"
@@ -173,6 +174,14 @@ def build_world(name: str | None = None) -> World:
         lng=builders.MITTE[1],
     )
     world.ids["place_id"] = str(place.id)
+    gazetteer_import = GazetteerImport.objects.create(
+        organization=organization,
+        file_name=f"places-{n}.csv",
+        status=GazetteerImportStatus.IMPORTED,
+        rows=1,
+        imported=1,
+    )
+    world.ids["gazetteer_import_id"] = str(gazetteer_import.id)
 
     mail.outbox = []
     invited = _created(

@@ -20,6 +20,7 @@ from slots.models import SlotTemplate
 from tenants import services as tenant_services
 from tenants.models import ApiKey, Organization
 from tests.conftest import assert_error
+from tests.webhooks.conftest import celery_worker, test_broker  # noqa: F401 - fixtures
 from webhooks import tasks
 from webhooks.models import Delivery
 from zones.models import Zone
@@ -127,10 +128,12 @@ def _bash(script: str) -> str:
     return done.stdout
 
 
+@pytest.mark.usefixtures("celery_worker")
 def test_the_printed_webhook_steps_pasted_in_a_shell_deliver_verified_events(live_server, tmp_path):
     """Steps 1-5 as printed, run by bash against a live server, with the receiver of
     docs/webhooks.md saved as receiver.py: the test event and an order.created arrive and
-    verify, and the deliveries list shows both delivered."""
+    verify, and the deliveries list shows both delivered. A real worker sends them, as under
+    `make run`: the test event is sent by the worker too (the web process waits for it)."""
     port = _free_port()
     out = StringIO()
     call_command(
