@@ -173,8 +173,6 @@ def valid_data_accepted(ctx, response, case):
     except RejectedPositiveData:
         if response.status_code == 400 and refused_only_for_unstateable_rules(response):
             return None
-        if response.status_code == 422 and b"idempotency_key_reused" in response.content:
-            return None  # a generated Idempotency-Key repeated with another body: state
         raise
 
 
@@ -197,9 +195,19 @@ def invalid_data_refused(ctx, response, case):
     except AcceptedNegativeData as failure:
         if any(reason in str(failure.message) for reason in ACCEPTED_ON_PURPOSE):
             return None
-        if "in query" in str(failure.message) and "" in (case.query or {}).values():
+        if "query" in str(failure.message) and "" in (case.query or {}).values():
             return None  # an empty optional query parameter (`status=`) reads as absent
         raise
+
+
+def one_key_per_body(case) -> None:
+    """Makes a valid generated Idempotency-Key unique to the body: hypothesis draws the same few
+    keys again and again, and a key reused with another body is refused (422), which says
+    nothing of the body."""
+    key = (case.headers or {}).get("Idempotency-Key")
+    if key and case.meta is not None and case.meta.generation.mode.is_positive:
+        digest = zlib.crc32(repr(case.body).encode())
+        case.headers["Idempotency-Key"] = f"{key[:240]}{digest:08x}"
 
 
 def left_out_on_purpose(case) -> set[str]:
@@ -226,12 +234,14 @@ def test_api_conforms_to_its_openapi_document(case, world, settings):
         aim_at_real_objects(case, world)
     left_out = left_out_on_purpose(case)
     if negative_at(ParameterLocation.HEADER):
+        # the invalid header may be a credential (missing, malformed): send what was generated
         left_out |= {name.lower() for name in credentials(case, world, settings)}
     headers = {
         name: value
         for name, value in credentials(case, world, settings).items()
         if name.lower() not in left_out
     }
+    one_key_per_body(case)
     # every check, with the positive-data one aware of what OpenAPI cannot state
     case.call_and_validate(
         headers=headers,
