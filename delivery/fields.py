@@ -14,6 +14,23 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
+def declare(field: serializers.Field, **constraints) -> serializers.Field:
+    """`field`, stating in the OpenAPI document the limits it enforces in code (`pattern`,
+    `enum`, `minimum`, ...): drf-spectacular reads only DRF's own kwargs, and
+    delivery.schema.AutoSchema adds these to the field's schema. The field becomes an instance
+    of a subclass that carries them, so the copy each serializer makes of its fields (DRF builds
+    it from the field's class and arguments) keeps them too."""
+    merged = {**getattr(field, "openapi_constraints", {}), **constraints}
+    base = type(field)
+    field.__class__ = type(base.__name__, (base,), {"openapi_constraints": merged})
+    return field
+
+
+def state_constraints(field: serializers.Field, **constraints) -> None:
+    """Like declare, from a field's own __init__ (which runs again for every copy)."""
+    field.openapi_constraints = {**getattr(field, "openapi_constraints", {}), **constraints}
+
+
 def field_messages(field: str, **extra) -> dict:
     """The messages of a text field that names itself in each (contract "Errors"):
     `externalRef required`, `notes must be a string`."""
@@ -80,6 +97,14 @@ class StrictFloatField(serializers.FloatField):
         return super().to_internal_value(data)
 
 
+#: What Django's EmailValidator takes, as a pattern (its dot-atom form; a quoted local part or
+#: an address literal, which it also takes, left unstated)
+EMAIL_PATTERN = (
+    r"^[-!#$%&'*+/=?^_`{}|~0-9A-Za-z]+(?:\.[-!#$%&'*+/=?^_`{}|~0-9A-Za-z]+)*"
+    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{1,62}[A-Za-z0-9]$"
+)
+
+
 class StrictEmailField(StrictCharField):
     default_error_messages = {
         "invalid": "must be a string",
@@ -89,6 +114,7 @@ class StrictEmailField(StrictCharField):
     def __init__(self, **kwargs):
         kwargs.setdefault("max_length", 254)
         super().__init__(**kwargs)
+        state_constraints(self, format="email", pattern=EMAIL_PATTERN)
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data).strip().lower()
@@ -122,6 +148,10 @@ class NamedTextField(StrictCharField):
 LINE_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
+#: LINE_BREAKING's refusal as an OpenAPI pattern (ECMA-262 and Python read it alike)
+SINGLE_LINE_PATTERN = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029]*$"
+
+
 def has_line_breaking(text: str) -> bool:
     return LINE_BREAKING.search(text) is not None
 
@@ -144,6 +174,7 @@ class SingleLineTextField(StrictCharField):
         self.field_label = field
         messages = {"single_line": single_line_message(field), **kwargs.pop("error_messages", {})}
         super().__init__(max_length=max_length, error_messages=messages, **kwargs)
+        state_constraints(self, pattern=SINGLE_LINE_PATTERN)
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
@@ -162,6 +193,7 @@ class TextChoiceField(NamedTextField):
         kwargs.setdefault("allow_null", True)
         kwargs.setdefault("allow_blank", False)
         super().__init__(field, max_length, **kwargs)
+        state_constraints(self, enum=[*choices, None] if self.allow_null else list(choices))
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
@@ -173,6 +205,8 @@ class TextChoiceField(NamedTextField):
 PHONE_MESSAGE = "must be a phone number: + optional, then 7 to 15 digits"
 _PHONE_SEPARATORS = re.compile(r"[\s\-()]")
 _PHONE = re.compile(r"^\+?[0-9]{7,15}$")
+#: What normalize_phone takes, as one pattern: separators anywhere, `+` before the first digit.
+PHONE_PATTERN = r"^[\s\-()]*\+?(?:[\s\-()]*[0-9]){7,15}[\s\-()]*$"
 
 
 def normalize_phone(value: str) -> str | None:
@@ -198,6 +232,8 @@ class PhoneField(StrictCharField):
                 **kwargs.get("error_messages", {}),
             )
         super().__init__(**kwargs)
+        # the length is checked on the normalized number: separators are not counted
+        state_constraints(self, pattern=PHONE_PATTERN, maxLength=None)
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
@@ -220,6 +256,7 @@ class CoordinateField(StrictFloatField):
             error_messages=field_messages(field, invalid=f"{field} must be a number"),
             **kwargs,
         )
+        state_constraints(self, minimum=-bound, maximum=bound)
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
@@ -296,6 +333,15 @@ def parse_datetime(text) -> datetime | None:
     return moment if MIN_DATE <= moment.date() <= MAX_DATE else None
 
 
+#: The years of the accepted calendar, MIN_DATE (1900) to MAX_DATE (9000, up to December 31),
+#: as a pattern's start
+_YEAR_PATTERN = "(?:19[0-9]{2}|[2-8][0-9]{3}|9000)"
+#: parse_date's text as an OpenAPI pattern (with `format: date` for the day itself)
+DATE_PATTERN = f"^{_YEAR_PATTERN}-[0-9]{{2}}-[0-9]{{2}}$"
+#: parse_datetime's text as an OpenAPI pattern
+DATE_TIME_PATTERN = f"^{_YEAR_PATTERN}-{_DATE_TIME.pattern[len('[0-9]{4}-') :]}$"
+
+
 def date_message(field: str) -> str:
     """The one message of a date that is present but not valid, whatever the field."""
     return f"{field} must be a valid date (format: YYYY-MM-DD)"
@@ -336,7 +382,7 @@ class _ParsedTextField(StrictCharField):
         return value.isoformat() if isinstance(value, self.value_type) else value
 
 
-@extend_schema_field({"type": "string", "format": "date"})
+@extend_schema_field({"type": "string", "format": "date", "pattern": DATE_PATTERN})
 class DateTextField(_ParsedTextField):
     """A JSON string `YYYY-MM-DD` read with parse_date; the field's messages name it."""
 
@@ -345,7 +391,7 @@ class DateTextField(_ParsedTextField):
     message = staticmethod(date_message)
 
 
-@extend_schema_field({"type": "string", "format": "date-time"})
+@extend_schema_field({"type": "string", "format": "date-time", "pattern": DATE_TIME_PATTERN})
 class DateTimeTextField(_ParsedTextField):
     """A JSON string read with parse_datetime (an offset optional: naive when missing)."""
 

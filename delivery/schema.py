@@ -14,6 +14,7 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 
 from delivery.errors import ApplicationError, error_body
+from delivery.fields import DATE_PATTERN, MAX_PAGE
 from delivery.throttling import is_rate_limited
 
 ErrorBody = inline_serializer(
@@ -132,6 +133,11 @@ RATE_LIMIT_HEADERS = [
 ]
 
 
+#: A character str.strip() keeps: ECMA-262's `\S` alone would let through the few characters
+#: Python also counts as spaces (the separators U+001C-U+001F, NEL U+0085).
+NOT_BLANK_PATTERN = r"[^\s\x1c-\x1f\x85]"
+
+
 class AutoSchema(openapi.AutoSchema):
     """Declares exactly the credentials an operation takes (the project's DEFAULT_SCHEMA_CLASS).
 
@@ -166,6 +172,37 @@ class AutoSchema(openapi.AutoSchema):
             return super().get_description() if vars(type(self.view)).get("__doc__") else ""
         return "\n\n".join(" ".join(paragraph.split()) for paragraph in method_doc.split("\n\n"))
 
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        # A field that checks its value in code (a pattern, a range, a set of names) states
+        # those limits in `openapi_constraints` (delivery.fields.declare): drf-spectacular reads
+        # only DRF's own kwargs, and a client generated from the document must know them all.
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        constraints = dict(getattr(field, "openapi_constraints", None) or {})
+        if (
+            isinstance(field, serializers.CharField)
+            and field.trim_whitespace
+            and not field.allow_blank
+            and not {"pattern", "enum"} & constraints.keys()
+        ):
+            # A required text is trimmed first: only spaces is blank, refused.
+            constraints["pattern"] = NOT_BLANK_PATTERN
+        if constraints and direction == "request" and isinstance(schema, dict):
+            if "$ref" in schema:
+                return {"allOf": [schema], **constraints}
+            schema = {**schema, **constraints}
+            # a limit DRF states that the field does not apply as stated (None) is dropped
+            return {key: value for key, value in schema.items() if value is not None}
+        return schema
+
+    def _resolve_path_parameters(self, variables):
+        # Every `<name>_id` of a path is a UUID: the document says so, and a malformed one is
+        # answered 404 like an unknown one (docs/contract.md "Errors").
+        parameters = super()._resolve_path_parameters(variables)
+        for parameter in parameters:
+            if parameter["name"].endswith("_id") and parameter["schema"].get("type") == "string":
+                parameter["schema"] = {**parameter["schema"], "format": "uuid"}
+        return parameters
+
     def get_override_parameters(self):
         # the rate-limit response fields on every operation that is counted (docs/contract.md
         # "Rate limits"), from the view's own throttles
@@ -173,6 +210,42 @@ class AutoSchema(openapi.AutoSchema):
         if is_rate_limited(type(self.view), self.method):
             return [*parameters, *RATE_LIMIT_HEADERS]
         return parameters
+
+
+# ----- query parameters: their schema states every limit the view's query serializer checks -----
+
+
+def query_date(name: str, **kwargs) -> OpenApiParameter:
+    """A `YYYY-MM-DD` query parameter (delivery.fields.parse_date)."""
+    schema = {"type": "string", "format": "date", "pattern": DATE_PATTERN}
+    return OpenApiParameter(name, schema, **kwargs)
+
+
+def query_number(name: str, *, bound: int, **kwargs) -> OpenApiParameter:
+    """A decimal query parameter from -bound to bound (a latitude, a longitude)."""
+    schema = {"type": "number", "minimum": -bound, "maximum": bound}
+    return OpenApiParameter(name, schema, **kwargs)
+
+
+def page_parameters(*, max_page_size: int, default_page_size: int) -> list[OpenApiParameter]:
+    """`page` and `pageSize` of a paginated list (delivery.fields.page_field, page_size_field)."""
+    return [
+        OpenApiParameter(
+            "page",
+            {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
+            description="From 1 (default 1)",
+        ),
+        OpenApiParameter(
+            "pageSize",
+            {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": max_page_size,
+                "default": default_page_size,
+            },
+            description=f"1 to {max_page_size} (default {default_page_size})",
+        ),
+    ]
 
 
 def request_example(value: dict, *, name: str = "Request") -> OpenApiExample:

@@ -1,13 +1,15 @@
 """Management API of orders (contract "Management API", "Orders"): list, detail, status transition,
 and the lifecycle sandbox."""
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from delivery.schema import errors
+from delivery.schema import errors, page_parameters, query_date
 from delivery.serializers import valid_serializer
 from integrations import openapi_examples as examples
 from integrations import selectors
+from integrations import serializers as order_serializers
 from integrations.models import OrderStatus
 from integrations.serializers import (
     ManagedOrderDetailOutput,
@@ -29,10 +31,12 @@ class ManagedOrdersApi(ManagementApiView):
         summary="List the organization's orders",
         parameters=[
             OpenApiParameter("status", str, enum=OrderStatus.values),
-            OpenApiParameter("date", str, description="YYYY-MM-DD: delivery day, zone time"),
-            OpenApiParameter("zoneId", str, description="Zone UUID"),
-            OpenApiParameter("page", int, description="From 1 (default 1)"),
-            OpenApiParameter("pageSize", int, description="1 to 100 (default 50)"),
+            query_date("date", description="YYYY-MM-DD: delivery day, zone time"),
+            OpenApiParameter("zoneId", OpenApiTypes.UUID, description="Zone UUID"),
+            *page_parameters(
+                max_page_size=order_serializers.MAX_PAGE_SIZE,
+                default_page_size=order_serializers.DEFAULT_PAGE_SIZE,
+            ),
         ],
         responses={200: OrderPageOutput, **errors(400, 401, 404)},
         examples=examples.ORDER_LIST,

@@ -20,6 +20,13 @@ ALLOWED = re.compile(r"[A-Za-z0-9\-_.:/#]+")
 ALLOWED_MESSAGE = "externalRef may contain only letters, digits and -_.:/#"
 #: the actions addressed after the ref, in any family
 ACTIONS = ("release", "cancel", "delivery-slot")
+#: external_ref_problem's rules as one OpenAPI pattern: ALLOWED characters in non-empty
+#: segments, no `.` or `..` segment, no action as the last segment after a `/`
+PATTERN = (
+    r"^(?!(?:.*/)?\.{1,2}(?:/|$))"
+    rf"(?!.*/(?:{'|'.join(ACTIONS)})$)"
+    r"[A-Za-z0-9\-_.:#]+(?:/[A-Za-z0-9\-_.:#]+)*$"
+)
 #: one base per URL family (the partner families share one set of patterns)
 _BASES = ("/api/integrations/partner-a/orders", "/api/integrations/erp/orders")
 

@@ -20,6 +20,7 @@ from delivery.fields import (
     field_messages,
     page_field,
     page_size_field,
+    state_constraints,
 )
 from delivery.serializers import page_output, snake_case
 from integrations import external_refs, windows
@@ -43,6 +44,7 @@ class ExternalRefField(NamedTextField):
 
     def __init__(self, **kwargs):
         super().__init__("externalRef", external_refs.MAX_LENGTH, **kwargs)
+        state_constraints(self, pattern=external_refs.PATTERN)
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)

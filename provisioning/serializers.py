@@ -5,12 +5,19 @@ from delivery.fields import (
     StrictBooleanField,
     StrictCharField,
     StrictEmailField,
+    declare,
     required_messages,
 )
+from tenants.services import SLUG_MAX_LENGTH, SLUG_PATTERN
 
 #: Names that reach the invite e-mail (the organization's in its subject, the admin's in its
 #: greeting) stay on one line: a line break in a header would make the e-mail unsendable.
 NAME_MAX_LENGTH = 200
+
+
+#: What the password validators (settings.AUTH_PASSWORD_VALIDATORS) refuse that a schema can
+#: state: fewer than 10 characters, only digits. Common and user-like passwords it cannot.
+PASSWORD_CONSTRAINTS = {"minLength": 10, "pattern": "[^0-9]"}
 
 
 def _email(label: str) -> StrictEmailField:
@@ -37,7 +44,11 @@ class OrganizationCreateInput(serializers.Serializer):
         NAME_MAX_LENGTH,
         error_messages=required_messages("Organization name is required"),
     )
-    slug = StrictCharField(required=False, allow_null=True, max_length=200)
+    slug = declare(
+        StrictCharField(required=False, allow_null=True, max_length=200),
+        maxLength=SLUG_MAX_LENGTH,
+        pattern=SLUG_PATTERN.pattern,
+    )
     admin = AdminInput(
         error_messages={"required": "admin.email is required", "null": "admin.email is required"}
     )
@@ -62,14 +73,20 @@ class AdminAddInput(serializers.Serializer):
 
 
 class PasswordResetInput(serializers.Serializer):
-    password = StrictCharField(required=False, max_length=4096, trim_whitespace=False)
+    password = declare(
+        StrictCharField(required=False, max_length=4096, trim_whitespace=False),
+        **PASSWORD_CONSTRAINTS,
+    )
 
 
 class InviteAcceptInput(serializers.Serializer):
-    password = StrictCharField(
-        max_length=4096,
-        trim_whitespace=False,
-        error_messages=required_messages("password is required"),
+    password = declare(
+        StrictCharField(
+            max_length=4096,
+            trim_whitespace=False,
+            error_messages=required_messages("password is required"),
+        ),
+        **PASSWORD_CONSTRAINTS,
     )
 
 

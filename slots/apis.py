@@ -7,7 +7,7 @@ from rest_framework.response import Response
 
 from delivery.errors import ValidationFailed
 from delivery.fields import parse_uuid
-from delivery.schema import errors
+from delivery.schema import errors, query_date, query_number
 from delivery.serializers import valid_serializer
 from slots import openapi_examples as examples
 from slots import selectors, services
@@ -33,8 +33,8 @@ _ZONE_PARAMETERS = [
     OpenApiParameter(
         "zoneId", OpenApiTypes.UUID, description="Required when lat/lng are absent; wins"
     ),
-    OpenApiParameter("lat", OpenApiTypes.NUMBER, description="-90 to 90, with lng"),
-    OpenApiParameter("lng", OpenApiTypes.NUMBER, description="-180 to 180, with lat"),
+    query_number("lat", bound=90, description="-90 to 90, with lng"),
+    query_number("lng", bound=180, description="-180 to 180, with lat"),
 ]
 
 
@@ -56,9 +56,9 @@ class BulkAvailabilityApi(ApiKeyApiView):
         tags=PUBLIC,
         parameters=[
             *_ZONE_PARAMETERS,
-            OpenApiParameter("startDate", OpenApiTypes.DATE, required=True),
-            OpenApiParameter(
-                "endDate", OpenApiTypes.DATE, required=True, description="After startDate"
+            query_date("startDate", required=True),
+            query_date(
+                "endDate", required=True, description="After startDate, at most 31 days later"
             ),
         ],
         summary="List slot availability over a date range",
@@ -98,7 +98,7 @@ class BulkAvailabilityApi(ApiKeyApiView):
 class DayAvailabilityApi(ApiKeyApiView):
     @extend_schema(
         tags=PUBLIC,
-        parameters=[*_ZONE_PARAMETERS, OpenApiParameter("date", OpenApiTypes.DATE, required=True)],
+        parameters=[*_ZONE_PARAMETERS, query_date("date", required=True)],
         summary="List slot availability on one date",
         responses={200: SingleDayAvailabilityOutput, **errors(400, 401, 404)},
         examples=examples.DAY_AVAILABILITY,

@@ -17,6 +17,7 @@ from delivery.fields import (
     parse_date,
     parse_query_number,
     parse_uuid,
+    state_constraints,
 )
 from delivery.serializers import CrossFieldSerializer, snake_case_arguments
 from slots.models import SlotPolicy, SlotTemplate
@@ -43,6 +44,10 @@ MAX_VEHICLE_NUMBER = 100_000
 _TIMESTAMP = serializers.DateTimeField()
 
 
+#: parse_hh_mm's text as an OpenAPI pattern (ASCII digits)
+HH_MM_PATTERN = "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"
+
+
 class HhMmField(StrictCharField):
     """`HH:MM`, 00:00 to 23:59, as a `datetime.time`."""
 
@@ -50,6 +55,10 @@ class HhMmField(StrictCharField):
         "invalid": "must be a string",
         "format": "must be a time HH:MM (00:00 to 23:59)",
     }
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        state_constraints(self, pattern=HH_MM_PATTERN)
 
     def to_internal_value(self, data):
         parsed = parse_hh_mm(super().to_internal_value(data))

@@ -9,8 +9,10 @@ from delivery.fields import (
     PhoneField,
     StrictBooleanField,
     StrictCharField,
+    declare,
     one_of_message,
     required_messages,
+    state_constraints,
 )
 from tenants.models import Platform
 from tenants.services import (
@@ -22,6 +24,10 @@ PLATFORM_MESSAGE = one_of_message("platform", Platform.values)
 
 
 class PlatformField(StrictCharField):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        state_constraints(self, enum=list(Platform.values))
+
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
         if value not in Platform.values:
@@ -57,6 +63,27 @@ class WebhookEventsField(serializers.Field):
         return None if value is None else list(value)
 
 
+#: What delivery.netguard takes as a URL, as a pattern: absolute http(s), no control character
+#: or space anywhere, a host that is not only dots, no user information, a port from 1 to 65535
+_URL_HOST = r"[^\x00-\x20\x7f/?#@:\[\]\\]"
+_URL_HOST_NOT_DOT = r"[^\x00-\x20\x7f/?#@:\[\]\\.]"
+_URL_PORT = (
+    r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+)
+WEBHOOK_URL_PATTERN = (
+    rf"^(?:[Hh][Tt][Tt][Pp][Ss]?://{_URL_HOST}*{_URL_HOST_NOT_DOT}{_URL_HOST}*"
+    rf"(?::{_URL_PORT})?(?:[/?#][^\x00-\x20\x7f]*)?)?$"
+)
+
+
+def webhook_url_field() -> StrictCharField:
+    """`webhookUrl`: an absolute http(s) URL, blank or null for none. Its host must also resolve
+    to public addresses, which no schema can state (docs/contract.md "Rules OpenAPI cannot
+    state")."""
+    field = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
+    return declare(field, pattern=WEBHOOK_URL_PATTERN)
+
+
 class ApiKeyCreateInput(serializers.Serializer):
     name = StrictCharField(
         max_length=200,
@@ -64,7 +91,7 @@ class ApiKeyCreateInput(serializers.Serializer):
     )
     platform = PlatformField(required=False)
     test = StrictBooleanField(required=False, help_text="A sandbox key (fixed at creation)")
-    webhookUrl = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
+    webhookUrl = webhook_url_field()
     webhookEvents = WebhookEventsField()
 
     def service_arguments(self) -> dict:
@@ -85,7 +112,7 @@ class ApiKeyUpdateInput(serializers.Serializer):
         max_length=200, required=False, error_messages={"blank": "API key name must not be empty"}
     )
     platform = PlatformField(required=False)
-    webhookUrl = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
+    webhookUrl = webhook_url_field()
     webhookEvents = WebhookEventsField()
 
     def service_arguments(self) -> dict:

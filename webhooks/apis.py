@@ -3,11 +3,12 @@
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from delivery.schema import ErrorBody, error_example, errors
+from delivery.schema import ErrorBody, error_example, errors, page_parameters
 from tenants import selectors as tenant_selectors
 from tenants.api_bases import ManagementApiView
 from webhooks import openapi_examples as examples
 from webhooks import probes, selectors, services
+from webhooks import serializers as delivery_serializers
 from webhooks.errors import WebhookUrlMissing
 from webhooks.serializers import (
     DeliveryListInput,
@@ -24,8 +25,10 @@ class DeliveriesApi(ManagementApiView):
         summary="List webhook deliveries",
         parameters=[
             OpenApiParameter("status", str, enum=["pending", "delivered", "failed"]),
-            OpenApiParameter("page", int, description="From 1 (default 1)"),
-            OpenApiParameter("pageSize", int, description="1 to 100 (default 50)"),
+            *page_parameters(
+                max_page_size=delivery_serializers.MAX_PAGE_SIZE,
+                default_page_size=delivery_serializers.DEFAULT_PAGE_SIZE,
+            ),
         ],
         responses={200: DeliveryPageOutput, **errors(400, 401, 404)},
         examples=examples.DELIVERY_LIST,

@@ -11,17 +11,49 @@ from delivery.fields import (
     StrictCharField,
     StrictIntegerField,
     TimezoneField,
+    declare,
     one_of_message,
     required_messages,
 )
 from delivery.serializers import snake_case_arguments
 from zones.errors import PolygonInvalid
-from zones.geometry import exterior_lat_lng, polygon_normalize
+from zones.geometry import MAX_POINTS, exterior_lat_lng, polygon_normalize
 from zones.models import ZonePurpose
+from zones.services import SLUG_MAX_LENGTH, SLUG_PATTERN
 
 PURPOSE_MESSAGE = one_of_message("purpose", ZonePurpose.values)
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "A GeoJSON Polygon: one exterior ring of [lng, lat] positions, closed "
+        "(first = last) or open; it must also be a valid polygon (not self-intersecting, not "
+        "crossing the antimeridian, not the whole world), which no schema can state.",
+        "required": ["type", "coordinates"],
+        "properties": {
+            "type": {"type": "string", "enum": ["Polygon"]},
+            "coordinates": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 1,
+                "items": {
+                    "type": "array",
+                    "minItems": 3,
+                    "maxItems": MAX_POINTS,
+                    "items": {
+                        "type": "array",
+                        "minItems": 2,
+                        "maxItems": 3,
+                        "description": "[lng, lat] or [lng, lat, altitude]: lng from -180 "
+                        "to 180, lat from -90 to 90",
+                        "items": {"type": "number", "minimum": -180, "maximum": 180},
+                    },
+                },
+            },
+        },
+    }
+)
 class GeoJsonPolygonField(serializers.JSONField):
     """A GeoJSON Polygon, validated and normalized (an open ring closed) with shapely."""
 
@@ -39,8 +71,10 @@ class ZoneInput(serializers.Serializer):
         max_length=200,
         error_messages=required_messages("name is required", blank="name must not be empty"),
     )
-    slug = StrictCharField(max_length=63, required=False)
-    purpose = StrictCharField(required=False)
+    slug = declare(
+        StrictCharField(max_length=SLUG_MAX_LENGTH, required=False), pattern=SLUG_PATTERN.pattern
+    )
+    purpose = declare(StrictCharField(required=False), enum=list(ZonePurpose.values))
     enabled = StrictBooleanField(required=False)
     timezone = TimezoneField(required=False)
     geodata = GeoJsonPolygonField(
@@ -49,7 +83,7 @@ class ZoneInput(serializers.Serializer):
             "null": "geodata must be a GeoJSON Polygon object",
         }
     )
-    metadata = serializers.JSONField(required=False)
+    metadata = declare(serializers.JSONField(required=False), type="object")
     windowCapacity = StrictIntegerField(min_value=0, max_value=100_000, required=False)
 
     def validate_purpose(self, value: str) -> str:

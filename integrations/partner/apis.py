@@ -4,7 +4,7 @@ from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from delivery.schema import errors
+from delivery.schema import errors, query_date
 from delivery.serializers import optional_body, valid_serializer
 from integrations import openapi_examples as examples
 from integrations.errors import IdempotencyKeyInvalid
@@ -44,7 +44,11 @@ class PartnerOrdersApi(IntegrationApiView):
         parameters=[
             OpenApiParameter(
                 IDEMPOTENCY_HEADER,
-                str,
+                # printable ASCII (HTTP trims spaces at either end)
+                {
+                    "type": "string",
+                    "pattern": "^[\\x21-\\x7e](?:[\\x20-\\x7e]{0,253}[\\x21-\\x7e])?$",
+                },
                 OpenApiParameter.HEADER,
                 description="Optional; a repeat within 24 h replays the first response with "
                 "`Idempotent-Replayed: true` (contract: Orders)",
@@ -194,7 +198,7 @@ class DeliveryWindowsApi(IntegrationApiView):
         parameters=[
             OpenApiParameter("zone", str, description="Zone name (or address)"),
             OpenApiParameter("address", str, description="Geocoded (or zone)"),
-            OpenApiParameter("date", str, required=True, description="YYYY-MM-DD"),
+            query_date("date", required=True, description="YYYY-MM-DD"),
         ],
         responses={
             200: OpenApiResponse(

@@ -22,6 +22,7 @@ from delivery.fields import (
     date_message,
     field_messages,
     parse_date,
+    state_constraints,
 )
 from delivery.serializers import CrossFieldSerializer, OutputSerializer, snake_source
 from integrations.models import DeliveryMethod, PackageSize, ServiceType, TemperatureClass
@@ -65,6 +66,13 @@ class DecimalNumberField(StrictFloatField):
             required=False,
             allow_null=True,
             error_messages=field_messages(field, invalid=f"{field} must be a number"),
+        )
+        state_constraints(
+            self,
+            minimum=float(minimum),
+            maximum=float(maximum),
+            multipleOf=float(Decimal(1).scaleb(-places)),
+            **({"exclusiveMinimum": True} if exclusive_min else {}),
         )
 
     def to_internal_value(self, data):

@@ -367,7 +367,9 @@ def test_every_body_operation_has_a_recipe():
 def set_field(body: dict, name: str, payload: str) -> None:
     *parents, leaf = name.split(".")
     for parent in parents:
-        body = body.setdefault(parent, {})
+        # a copy of each nested object: a recipe's body may share one (builders.MITTE_GEODATA)
+        body[parent] = dict(body.get(parent) or {})
+        body = body[parent]
     if leaf.endswith("[]"):
         body[leaf[:-2]] = [payload]
     else:
