@@ -12,7 +12,7 @@ from slots import services
 from slots.models import SlotDay, SlotPolicy, SlotTemplate
 from slots.serializers import VehicleCapacityField
 from tenants.admin_display import calendar_day, minutes, or_empty, zone_time
-from tenants.admin_scoping import OrganizationScopedAdmin
+from tenants.admin_scoping import OrganizationScopedAdmin, ReadOnlyAdminMixin
 from tenants.admin_site import administered_organization_ids
 from zones.models import SLOT_PURPOSES, Zone
 
@@ -290,7 +290,7 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
 
 
 @admin.register(SlotDay)
-class SlotDayAdmin(OrganizationScopedAdmin):
+class SlotDayAdmin(ReadOnlyAdminMixin, OrganizationScopedAdmin):
     """Booking counters, read-only: they move only with bookings."""
 
     organization_lookup = "template__organization_id"
@@ -325,12 +325,3 @@ class SlotDayAdmin(OrganizationScopedAdmin):
         now, timezone_name = django_timezone.now(), day.template.zone.timezone
         live = sorted(at for at in day.hold_expiries if at > now)
         return ", ".join(zone_time(at, timezone_name) for at in live) or or_empty(self, None)
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

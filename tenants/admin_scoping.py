@@ -81,3 +81,17 @@ class OrganizationScopedAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         self.check_organization_allowed(request, obj)
         super().save_model(request, obj, form, change)
+
+
+class ReadOnlyAdminMixin:
+    """Rows only the services write (outbox, counters, import records): admins look, never edit.
+    Put it before OrganizationScopedAdmin (or an inline class) in the bases."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

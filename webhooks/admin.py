@@ -5,25 +5,12 @@ from django.contrib import admin, messages
 
 from tenants.admin import ApiKeyAdmin
 from tenants.admin_display import shortened, time_field
-from tenants.admin_scoping import OrganizationScopedAdmin
+from tenants.admin_scoping import OrganizationScopedAdmin, ReadOnlyAdminMixin
 from webhooks import probes, services
 from webhooks.models import Delivery, DeliveryAttempt, Event
 
 
-class ReadOnlyMixin:
-    """Outbox rows are written by the services only; admins look and redeliver."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-
-class DeliveryAttemptInline(ReadOnlyMixin, admin.TabularInline):
+class DeliveryAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = DeliveryAttempt
     extra = 0
     fields = ("number", "started", "status_code", "latency_ms", "succeeded", "error")
@@ -38,7 +25,7 @@ class DeliveryAttemptInline(ReadOnlyMixin, admin.TabularInline):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
+class DeliveryAdmin(ReadOnlyAdminMixin, OrganizationScopedAdmin):
     list_display = (
         "event_name",
         "receiver",
@@ -118,7 +105,7 @@ class DeliveryAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
 
 
 @admin.register(Event)
-class EventAdmin(ReadOnlyMixin, OrganizationScopedAdmin):
+class EventAdmin(ReadOnlyAdminMixin, OrganizationScopedAdmin):
     list_display = ("name", "event_id", "family", "created", "organization")
     list_filter = ("family", "name")
     search_fields = ("event_id",)

@@ -26,7 +26,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from delivery.errors import ApplicationError
 from delivery.fields import is_iana_timezone, timezone_message
 from tenants.admin_display import calendar_day, shortened, time_field
-from tenants.admin_scoping import OrganizationScopedAdmin
+from tenants.admin_scoping import OrganizationScopedAdmin, ReadOnlyAdminMixin
 from tenants.admin_site import administered_organization_ids
 from tenants.models import Organization
 from zones import services
@@ -361,7 +361,7 @@ def _content_length(request) -> int:
 
 
 @admin.register(GazetteerImport)
-class GazetteerImportAdmin(OrganizationScopedAdmin):
+class GazetteerImportAdmin(ReadOnlyAdminMixin, OrganizationScopedAdmin):
     """The imports made from the admin and their outcome: read only."""
 
     list_display = (
@@ -399,15 +399,6 @@ class GazetteerImportAdmin(OrganizationScopedAdmin):
         more = record.problem_count - len(record.problems)
         lines = [*record.problems, *([f"... and {more} more"] if more > 0 else [])]
         return format_html('<pre style="white-space:pre-wrap">{}</pre>', "\n".join(lines))
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 # ----- blackout days -----
