@@ -1,13 +1,13 @@
 """Query helpers shared by the apps' selectors."""
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from typing import Generic, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Expression, Model, QuerySet
-from django.db.models.query import get_related_populators
 
 M = TypeVar("M", bound=Model)
 
@@ -32,12 +32,16 @@ def unique_row(queryset: QuerySet[M]) -> M | None:
     return next(iter(queryset.order_by()[:1]), None)
 
 
+#: the values of the `Param`s of the query being run (set by `CompiledQuery` around each run)
+_param_values: ContextVar[dict] = ContextVar("query_param_values")
+
+
 class Param(Expression):
-    """A named value of a `CompiledQuery`: compiles to a placeholder whose value each run gives.
+    """A named value of a `CompiledQuery`: compiles to a placeholder for the value its run gives.
 
     The value goes to the database as the driver adapts it (str, int, UUID, date, datetime; a
     choices member as its value); Django's per-field preparation is skipped, so pass values of
-    the column's own type.
+    the column's own type. `as_sql` is Django's documented hook for a query expression.
     """
 
     def __init__(self, name: str):
@@ -45,7 +49,7 @@ class Param(Expression):
         self.name = name
 
     def as_sql(self, compiler, connection):
-        return "%s", [_Slot(self.name)]
+        return "%s", [_plain(_param_values.get()[self.name])]
 
     def resolve_expression(self, *args, **kwargs):
         return self
@@ -59,47 +63,27 @@ class Param(Expression):
         return []
 
 
-class _Slot:
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-
 class CompiledQuery(Generic[M]):
-    """A queryset compiled to SQL once per process, then run with new values.
+    """A queryset written once with `Param`s where the values go, run with new values.
 
-    Django compiles a queryset on every run: for a lookup by key with its relations that is most
-    of the request's CPU (docs/performance.md). `build` returns the queryset with `Param`s where
-    the values go; the first run compiles it, every run executes the same SQL and builds the
-    model instances (with their `select_related` relations) as Django's own iterator does.
+    Each run evaluates the queryset through the ORM (its own iterator builds the instances and
+    their `select_related` relations), with the run's values in its placeholders: the query is
+    declared once beside its selector, and nothing of Django's compiler internals is relied on.
     """
 
     def __init__(self, build: Callable[[], QuerySet[M]], using: str = DEFAULT_DB_ALIAS):
         self._build = build
         self._using = using
-        self._compiled = None
 
-    def _compile(self):
-        if self._compiled is None:
-            compiler = self._query().get_compiler(using=self._using)
-            sql, params = compiler.as_sql()
-            self._compiled = (compiler, sql, tuple(params))
-        return self._compiled
-
-    def _query(self):
-        return self._build().query
-
-    def _fetch(self, values: dict) -> list[tuple]:
-        _compiler, sql, params = self._compile()
-        bound = [_plain(values[p.name]) if isinstance(p, _Slot) else p for p in params]
-        with connections[self._using].cursor() as cursor:
-            cursor.execute(sql, bound)
-            return cursor.fetchall()
+    def _run(self, values: dict, evaluate: Callable[[QuerySet[M]], object]):
+        token = _param_values.set(values)
+        try:
+            return evaluate(self._build().using(self._using))
+        finally:
+            _param_values.reset(token)
 
     def rows(self, **values) -> list[M]:
-        fetched = self._fetch(values)
-        return list(_instances(self._compile()[0], fetched, self._using))
+        return self._run(values, list)
 
     def first(self, **values) -> M | None:
         found = self.rows(**values)
@@ -107,37 +91,16 @@ class CompiledQuery(Generic[M]):
 
 
 class CompiledExists(CompiledQuery):
-    """`queryset.exists()` compiled once (`SELECT 1 ... LIMIT 1`, as Django writes it)."""
-
-    def _query(self):
-        return self._build().query.exists()
+    """`queryset.exists()` with `Param`s (`SELECT 1 ... LIMIT 1`, as Django writes it)."""
 
     def __call__(self, **values) -> bool:
-        return bool(self._fetch(values))
+        return self._run(values, QuerySet.exists)
 
 
 def _plain(value):
     # A choices member (`OrderFamily.PARTNER`) goes to the database as its value, as Django
     # would send it; the driver alone would send an Enum's name.
     return value.value if isinstance(value, Enum) else value
-
-
-def _instances(compiler, fetched: list, db: str):
-    """Django's ModelIterable over rows already fetched (converters, relations, annotations)."""
-    select, klass_info = compiler.select, compiler.klass_info
-    model_cls = klass_info["model"]
-    select_fields = klass_info["select_fields"]
-    start, end = select_fields[0], select_fields[-1] + 1
-    init_list = [column[0].target.attname for column in select[start:end]]
-    related_populators = get_related_populators(klass_info, select, db)
-    annotations = compiler.annotation_col_map
-    for row in compiler.results_iter([fetched]):
-        instance = model_cls.from_db(db, init_list, row[start:end])
-        for populator in related_populators:
-            populator.populate(row, instance)
-        for attr_name, position in annotations.items():
-            setattr(instance, attr_name, row[position])
-        yield instance
 
 
 @dataclass(frozen=True)
