@@ -1,4 +1,4 @@
-"""One access line per request on the `delivery.access` logger (README "Logs").
+"""One access line per request on the `delivery.access` logger (docs/operations.md "Logs").
 
 The line names the route (the URL pattern, as the metrics label it), never the raw path: paths
 carry tracking and invite tokens, which are secrets. The caller's organization is named by the

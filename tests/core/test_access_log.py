@@ -1,4 +1,4 @@
-"""One access line per request (README "Logs"): request id, method, route (never the raw path:
+"""One access line per request (docs/operations.md "Logs"): request id, method, route (never the raw path:
 tokens are secrets), status, duration and the caller's organization; no warning on HEAD."""
 
 import json

@@ -1,5 +1,5 @@
 """Settings from the environment (contract "Authentication and scope", "Running it"): with
-DEBUG=false each secret must be set and strong, or the service does not start (README
+DEBUG=false each secret must be set and strong, or the service does not start (docs/operations.md
 "Configuration")."""
 
 import os
@@ -153,7 +153,7 @@ def test_the_readme_one_liners_make_secrets_the_service_accepts():
         made[name] = result.stdout.strip()
     result = import_settings(**made)
     assert result.returncode == 0, result.stderr
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "operations.md").read_text()
     assert all(line in readme for line in secret_policy.ONE_LINERS.values())
 
 
