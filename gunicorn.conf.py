@@ -10,14 +10,16 @@ bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
 worker_class = "sync"
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
-# Off by default: Django writes one access line per request (delivery/access_log.py, docs/operations.md
-# "Logs") with the route instead of the raw path, whose tracking and invite tokens are secrets.
+# Off by default: Django writes one access line per request (delivery/access_log.py,
+# docs/operations.md "Logs") with the route instead of the raw path, whose tracking and invite
+# tokens are secrets.
 # gunicorn's line has the raw path and also covers requests it refuses before Django.
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG") or None
 errorlog = "-"
 
-# What gunicorn refuses before Django (docs/operations.md "Limits gunicorn enforces"): a request line longer
-# than this (method, path with query string and version) gets 414, more header fields than this
+# What gunicorn refuses before Django (docs/operations.md "Limits gunicorn enforces"): a
+# request line longer than this (method, path with query string and version) gets 414, more header
+# fields than this
 # or a field (name, colon and value) longer than this gets 431. 8190 is the largest request line
 # gunicorn accepts; every limit is kept finite so a client cannot make a worker buffer without
 # bound. Those answers, and the 400 for a malformed header (a NUL in a value, say), carry the

@@ -1,5 +1,6 @@
-"""The service's three secrets (docs/operations.md "Configuration"): how to make strong ones, and why a value
-is too weak to run with DEBUG=false. Plain Python: the settings module uses it before Django is
+"""The service's three secrets (docs/operations.md "Configuration"): how to make strong ones,
+and why a value is too weak to run with DEBUG=false. Plain Python: the settings module uses it
+before Django is
 set up, and `manage.py generate_secrets` prints what `generate()` makes."""
 
 import base64
@@ -10,7 +11,8 @@ SECRET_KEY_MIN_LENGTH = 50
 SECRET_KEY_MIN_DISTINCT_CHARACTERS = 5
 PROVISIONING_SECRET_MIN_LENGTH = 32
 
-#: Each secret made in one line with nothing but Python's standard library (docs/operations.md shows them).
+#: Each secret made in one line with nothing but Python's standard library (docs/operations.md
+#: shows them).
 ONE_LINERS = {
     "SECRET_KEY": "python3 -c 'import secrets; print(secrets.token_urlsafe(50))'",
     "FIELD_ENCRYPTION_KEY": (

@@ -159,8 +159,9 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # gzip copies made at collectstatic; no manifest, so nothing breaks without it.
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
-    # Large gazetteer CSV uploads wait here for their import task (docs/operations.md "Configuration"); never
-    # served. Web and worker must share it (docker-compose.yml mounts one volume in both).
+    # Large gazetteer CSV uploads wait here for their import task (docs/operations.md
+    # "Configuration"); never served. Web and worker must share it (docker-compose.yml mounts one
+    # volume in both).
     "gazetteer_imports": {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
         "OPTIONS": {
@@ -286,8 +287,9 @@ WEBHOOK_TEST_WAIT_SECONDS = env.float("WEBHOOK_TEST_WAIT_SECONDS", default=2.0)
 # Geocoding (contract "Geocoding and resolve-zone").
 GEOCODER = env.str("GEOCODER", default="local")
 NOMINATIM_URL = env.str("NOMINATIM_URL", default="http://localhost:8080")
-# Gazetteer CSV imports (docs/operations.md "Configuration"): a larger file is refused before it is read; one
-# larger than the inline size is imported by a Celery task instead of the admin's request.
+# Gazetteer CSV imports (docs/operations.md "Configuration"): a larger file is refused before
+# it is read; one larger than the inline size is imported by a Celery task instead of the admin's
+# request.
 GAZETTEER_IMPORT_MAX_BYTES = env.int("GAZETTEER_IMPORT_MAX_BYTES", default=10 * 1024 * 1024)
 GAZETTEER_IMPORT_MAX_ROWS = env.int("GAZETTEER_IMPORT_MAX_ROWS", default=200_000)
 GAZETTEER_IMPORT_INLINE_MAX_BYTES = env.int("GAZETTEER_IMPORT_INLINE_MAX_BYTES", default=256 * 1024)
@@ -354,7 +356,8 @@ if not DEBUG:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
 
-# docs/operations.md "Logs": web, worker and beat alike (delivery/celery.py applies this to Celery too).
+# docs/operations.md "Logs": web, worker and beat alike (delivery/celery.py applies this to
+# Celery too).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

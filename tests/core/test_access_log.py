@@ -1,5 +1,6 @@
-"""One access line per request (docs/operations.md "Logs"): request id, method, route (never the raw path:
-tokens are secrets), status, duration and the caller's organization; no warning on HEAD."""
+"""One access line per request (docs/operations.md "Logs"): request id, method, route (never the
+raw path: tokens are secrets), status, duration and the caller's organization; no warning on
+HEAD."""
 
 import json
 import logging

@@ -1,5 +1,6 @@
-"""The periodic sweeps log only when they did something (docs/operations.md "Logs"): Celery's own lines about
-their runs are filtered out, a sweep that acted writes one line of its own, and everything about
+"""The periodic sweeps log only when they did something (docs/operations.md "Logs"): Celery's
+own lines about their runs are filtered out, a sweep that acted writes one line of its own, and
+everything about
 other tasks, and every failure, is still written."""
 
 import contextlib

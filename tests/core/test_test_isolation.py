@@ -1,5 +1,6 @@
-"""The test run leaves a running service alone (docs/operations.md "Configuration", TEST_REDIS_URL): its
-Redis database is not the service's, so emptying it before and after every test (conftest.py)
+"""The test run leaves a running service alone (docs/operations.md "Configuration",
+TEST_REDIS_URL): its Redis database is not the service's, so emptying it before and after every
+test (conftest.py)
 and the webhook tests' broker flushes cannot wipe the service's queue, rate-limit counters or key
 cache. The service's database is only read here, never written."""
 

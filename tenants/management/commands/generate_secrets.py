@@ -1,5 +1,6 @@
 """`manage.py generate_secrets`: fresh SECRET_KEY, FIELD_ENCRYPTION_KEY and PROVISIONING_SECRET
-as `NAME=value` lines for an .env file (docs/operations.md "Configuration"). Here, in the lowest app, because
+as `NAME=value` lines for an .env file (docs/operations.md "Configuration"). Here, in the lowest
+app, because
 the project package `delivery` is no app and Django finds commands only in apps."""
 
 from django.core.management.base import BaseCommand
