@@ -322,9 +322,5 @@ class SlotDayAdmin(ReadOnlyAdminMixin, OrganizationScopedAdmin):
         """When each live hold of the slot expires, in the zone's time (expired ones count for
         nothing, so they are not shown)."""
         timezone_name = day.template.zone.timezone
-        live = (
-            selectors.slot_live_holds(template_id=day.template_id, day=day.date)
-            .order_by("expires_at")
-            .values_list("expires_at", flat=True)
-        )
+        live = selectors.slot_live_hold_expiries(template_id=day.template_id, day=day.date)
         return ", ".join(zone_time(at, timezone_name) for at in live) or or_empty(self, None)

@@ -72,16 +72,23 @@ def slot_template_get(
         raise SlotNotFound() from None
 
 
-def slot_live_holds(
-    *, template_id: UUID | str, day: date, now: datetime | None = None
-) -> QuerySet[SlotHold]:
-    """The holds of `template` on `day` live at `now` (docs/slot-holds.md): not used and not
-    expired. Each takes a place of the slot, as a booking does."""
-    return SlotHold.objects.filter(
-        template_id=template_id,
-        date=day,
-        used_at=None,
-        expires_at__gt=now or timezone.now(),
+def slot_live_hold_count(*, template_id: UUID | str, day: date, now: datetime | None = None) -> int:
+    """How many holds of `template` on `day` are live at `now` (docs/slot-holds.md): unused and
+    not expired. Each takes a place of the slot, as a booking does."""
+    params = {"template": template_id, "date": day, "now": now or timezone.now()}
+    with connection.cursor() as cursor:
+        cursor.execute(statements.LIVE_HOLD_COUNT, params)
+        return cursor.fetchone()[0]
+
+
+def slot_live_hold_expiries(*, template_id: UUID | str, day: date) -> list[datetime]:
+    """When each hold of `template` on `day` live now expires, soonest first."""
+    return list(
+        SlotHold.objects.filter(
+            template_id=template_id, date=day, used_at=None, expires_at__gt=timezone.now()
+        )
+        .order_by("expires_at")
+        .values_list("expires_at", flat=True)
     )
 
 

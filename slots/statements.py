@@ -48,11 +48,25 @@ def counter_take(model: type[Model], key: Iterable[str], first_row: Iterable[str
     )
 
 
+def _live_holds(template: str, day: str, now: str) -> str:
+    """SQL counting the live holds of the slot (`template`, `day`) at `now` (SQL expressions):
+    unused and not expired (docs/slot-holds.md). Each takes a place of the slot."""
+    return (
+        f"(SELECT count(*) FROM {SlotHold._meta.db_table} h"  # noqa: S608 - names from the model
+        f" WHERE h.template_id = {template} AND h.date = {day}"
+        f" AND h.used_at IS NULL AND h.expires_at > {now})"
+    )
+
+
+# The live holds of one slot, read by the capacity rule right after the counter statement.
+# Parameters: template, date, now.
+LIVE_HOLD_COUNT = "SELECT " + _live_holds("%(template)s", "%(date)s", "%(now)s")
+
 # The zone, its live templates and their taken places of the range in one statement, the
 # hottest read of the service (the ORM's query building cost as much as the query itself): a
 # correlated aggregate over the (template, date) counter rows, so its cost follows templates x
-# days, never the number of orders. Taken places are the bookings plus the live holds (the SQL
-# of `slots.selectors.slot_live_holds`). The zone's blackout dates of the range ride along.
+# days, never the number of orders. Taken places are the bookings plus the live holds. The
+# zone's blackout dates of the range ride along.
 # Parameters: first, last, now, first, last, organization id, zone id.
 CALENDAR = f"""
 SELECT z.id, z.name, z.purpose, z.enabled, z.timezone,
@@ -65,10 +79,7 @@ SELECT z.id, z.name, z.purpose, z.enabled, z.timezone,
   LEFT JOIN {SlotTemplate._meta.db_table} t ON t.zone_id = z.id AND t.deleted_at IS NULL
   LEFT JOIN LATERAL (
         SELECT array_agg(d.date) AS dates,
-               array_agg(d.booked + (SELECT count(*) FROM {SlotHold._meta.db_table} h
-                                      WHERE h.template_id = d.template_id AND h.date = d.date
-                                        AND h.used_at IS NULL AND h.expires_at > %s)::int)
-                   AS counts
+               array_agg(d.booked + {_live_holds("d.template_id", "d.date", "%s")}::int) AS counts
           FROM {SlotDay._meta.db_table} d
          WHERE d.template_id = t.id AND d.date BETWEEN %s AND %s
        ) b ON true

@@ -95,7 +95,7 @@ def slot_place_take(*, template: SlotTemplate, day: date, place: Place) -> int:
         bookings=1 if booking else 0,
     )
     if counter is not None:
-        live_holds = selectors.slot_live_holds(template_id=template.id, day=day).count()
+        live_holds = selectors.slot_live_hold_count(template_id=template.id, day=day)
         taken = counter.booked + live_holds + (0 if booking else 1)
         if taken <= capacity:
             if booking:

@@ -124,8 +124,8 @@ def slot_hold_book(*, order: Model, hold: SlotHold, template: SlotTemplate) -> S
         hold.used_at = now
         hold.save(update_fields=["used_at"])
         metrics.booking_made("slot")
-        live_holds = selectors.slot_live_holds(template_id=template.id, day=hold.date, now=now)
-        taken = counter.booked + 1 + live_holds.count()
+        live_holds = selectors.slot_live_hold_count(template_id=template.id, day=hold.date, now=now)
+        taken = counter.booked + 1 + live_holds
         return slot_booked(order=order, template=template, booking=booking, booked=taken)
 
 
