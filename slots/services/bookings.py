@@ -102,6 +102,7 @@ def slot_place_take(*, template: SlotTemplate, day: date, place: Place) -> int:
                 metrics.booking_made("slot")
             return taken
         if booking:
+            # The live holds leave no room: the booking the statement counted goes back.
             counters.place_give_back(model=SlotDay, pk=counter.pk)
     if booking:
         metrics.booking_refused("slot")
