@@ -91,7 +91,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "delivery.urls"
+ROOT_URLCONF = "service.urls"
 WSGI_APPLICATION = "delivery.wsgi.application"
 
 TEMPLATES = [

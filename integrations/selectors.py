@@ -18,7 +18,7 @@ from django.db.models import (
 from django.db.models.functions import Cast, Coalesce
 
 from delivery.fields import parse_uuid
-from delivery.queries import CompiledQuery, Page, Param, page_of, unique_row
+from delivery.pagination import Page, page_of
 from integrations.errors import OrderNotFound
 from integrations.external_refs import could_be_stored
 from integrations.models import Order, OrderStatusEvent
@@ -29,17 +29,12 @@ def _with_relations(queryset: QuerySet[Order]) -> QuerySet[Order]:
     return queryset.select_related("zone", "driver").defer("zone__geodata")
 
 
-def _order_by_ref(**family):
-    return _with_relations(
-        Order.objects.filter(
-            organization_id=Param("organization_id"), external_ref=Param("external_ref"), **family
-        )
-    ).order_by()[:1]
-
-
-# An order read by its ref is the partner's hottest read: compiled once (delivery/queries.py).
-_ORDER_BY_REF = CompiledQuery(_order_by_ref)
-_ORDER_OF_FAMILY_BY_REF = CompiledQuery(lambda: _order_by_ref(family=Param("family")))
+def _one_order(queryset: QuerySet[Order]) -> Order:
+    # get() reads the one row without ORDER BY (the model's ordering would cost a sort).
+    try:
+        return _with_relations(queryset).get()
+    except Order.DoesNotExist:
+        raise OrderNotFound() from None
 
 
 def order_get_by_external_ref(
@@ -50,42 +45,23 @@ def order_get_by_external_ref(
     if not could_be_stored(external_ref):
         # Text no ref can hold (a NUL from the path, say) is unknown without asking the database.
         raise OrderNotFound()
-    if family is None:
-        order = _ORDER_BY_REF.first(organization_id=organization_id, external_ref=external_ref)
-    else:
-        order = _ORDER_OF_FAMILY_BY_REF.first(
-            organization_id=organization_id, external_ref=external_ref, family=family
-        )
-    if order is None:
-        raise OrderNotFound()
-    return order
+    orders = Order.objects.filter(organization_id=organization_id, external_ref=external_ref)
+    return _one_order(orders if family is None else orders.filter(family=family))
 
 
 def order_get(*, organization_id: UUID | str, order_id: UUID | str) -> Order:
     """The organization's order by id; 404 `Order not found` for a malformed or unknown id."""
     parsed = parse_uuid(order_id)
-    order = (
-        unique_row(
-            _with_relations(Order.objects.filter(organization_id=organization_id, pk=parsed))
-        )
-        if parsed
-        else None
-    )
-    if order is None:
+    if parsed is None:
         raise OrderNotFound()
-    return order
+    return _one_order(Order.objects.filter(organization_id=organization_id, pk=parsed))
 
 
 def order_get_by_tracking_token(*, tracking_token: str) -> Order:
     """The order of a public tracking token (no organization: the token is the credential)."""
-    order = (
-        unique_row(_with_relations(Order.objects.filter(tracking_token=tracking_token)))
-        if isinstance(tracking_token, str) and tracking_token
-        else None
-    )
-    if order is None:
+    if not isinstance(tracking_token, str) or not tracking_token:
         raise OrderNotFound()
-    return order
+    return _one_order(Order.objects.filter(tracking_token=tracking_token))
 
 
 def order_status_events(*, order: Order) -> QuerySet[OrderStatusEvent]:

@@ -4,11 +4,10 @@
 
 from django import forms
 from django.contrib import admin, messages
-from django.utils import timezone as django_timezone
 from rest_framework import serializers
 
 from delivery.errors import ApplicationError
-from slots import services
+from slots import selectors, services
 from slots.models import SlotDay, SlotPolicy, SlotTemplate
 from slots.serializers import VehicleCapacityField
 from tenants.admin_display import calendar_day, minutes, or_empty, zone_time
@@ -322,6 +321,6 @@ class SlotDayAdmin(ReadOnlyAdminMixin, OrganizationScopedAdmin):
     def holds(self, day):
         """When each live hold of the slot expires, in the zone's time (expired ones count for
         nothing, so they are not shown)."""
-        now, timezone_name = django_timezone.now(), day.template.zone.timezone
-        live = sorted(at for at in day.hold_expiries if at > now)
+        timezone_name = day.template.zone.timezone
+        live = selectors.slot_live_hold_expiries(template_id=day.template_id, day=day.date)
         return ", ".join(zone_time(at, timezone_name) for at in live) or or_empty(self, None)

@@ -8,7 +8,6 @@ bookings of that slot are serialized on (`SELECT ... FOR UPDATE`), so capacity i
 
 import uuid
 
-from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
@@ -137,8 +136,9 @@ class SlotDay(models.Model):
     """The booking counter of one template on one date: the row bookings of that slot lock.
 
     `booked` counts the active bookings (rule 2; cancelled and failed orders are released, rule
-    3). `capacity` is the template's capacity when the counter last went up; the CHECK
-    constraints back the invariant 0 <= booked <= capacity.
+    3); the slot's live holds (`SlotHold`) take places too. `capacity` is the template's
+    capacity when the counter last went up; the CHECK constraints back the invariant 0 <= booked
+    <= capacity.
     """
 
     id = models.BigAutoField(primary_key=True)
@@ -149,12 +149,6 @@ class SlotDay(models.Model):
     date = models.DateField()
     booked = models.PositiveIntegerField(default=0)
     capacity = models.PositiveIntegerField(default=0)
-    # The expiry of each unused hold of the slot (`SlotHold`), kept on the row bookings lock so
-    # that the one statement taking a place counts the holds live at that moment exactly (a
-    # count over the holds table would read the statement's snapshot, not what the transaction
-    # it waited for has just committed). Expired entries count for nothing and are pruned when
-    # the next hold is taken.
-    hold_expiries = ArrayField(models.DateTimeField(), default=list, blank=True)
 
     class Meta:
         constraints = [
@@ -216,6 +210,16 @@ class SlotHold(models.Model):
     created_at = models.DateTimeField(default=django_timezone.now)
     expires_at = models.DateTimeField(db_index=True)
     used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # The live holds of a slot, counted by every place taken (`slot_live_holds`).
+            models.Index(
+                fields=("template", "date"),
+                condition=Q(used_at__isnull=True),
+                name="slot_hold_unused",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"hold {self.id} on {self.template_id} {self.date} until {self.expires_at}"

@@ -20,9 +20,9 @@ from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from delivery.fields import parse_uuid
-from delivery.queries import CompiledQuery, Param
+from slots import statements
 from slots.errors import NoSlotZoneForPoint, SlotNotFound
-from slots.models import SlotBooking, SlotDay, SlotTemplate, vehicle_capacity_total
+from slots.models import SlotBooking, SlotHold, SlotTemplate, vehicle_capacity_total
 from slots.occurrences import (
     Occurrence,
     dates_between,
@@ -35,7 +35,7 @@ from slots.occurrences import (
 )
 from zones import selectors as zone_selectors
 from zones.errors import ZoneNotFound
-from zones.models import SLOT_PURPOSES, Zone, ZoneBlackout
+from zones.models import SLOT_PURPOSES, Zone
 
 #: how many days of availability `erp.slots.updated` carries, from today (zone time)
 EVENT_AVAILABILITY_DAYS = 14
@@ -51,19 +51,6 @@ def slot_template_list(
     return templates.order_by("zone__name", "zone_id", "day_of_week", "start_time", "id")
 
 
-def _live_template(*related: str):
-    return (
-        SlotTemplate.objects.select_related(*related)
-        .filter(organization_id=Param("organization_id"), pk=Param("pk"), deleted_at=None)
-        .order_by()[:1]
-    )
-
-
-# Read on every booking: compiled once (delivery/queries.py).
-_TEMPLATE = CompiledQuery(lambda: _live_template("zone"))
-_TEMPLATE_WITH_POLICY = CompiledQuery(lambda: _live_template("zone", "organization__slot_policy"))
-
-
 def slot_template_get(
     *, organization_id: UUID | str, template_id: UUID | str, with_policy: bool = False
 ) -> SlotTemplate:
@@ -73,11 +60,36 @@ def slot_template_get(
     `with_policy` reads the organization's slot policy in the same query, as
     `template.organization.slot_policy` (raising SlotPolicy.DoesNotExist when it has none)."""
     parsed = parse_uuid(template_id)
-    lookup = _TEMPLATE_WITH_POLICY if with_policy else _TEMPLATE
-    template = lookup.first(organization_id=organization_id, pk=parsed) if parsed else None
-    if template is None:
+    if parsed is None:
         raise SlotNotFound()
-    return template
+    related = ("zone", "organization__slot_policy") if with_policy else ("zone",)
+    try:
+        # get() reads the one row without ORDER BY (the model's ordering would cost a sort).
+        return SlotTemplate.objects.select_related(*related).get(
+            organization_id=organization_id, pk=parsed, deleted_at=None
+        )
+    except SlotTemplate.DoesNotExist:
+        raise SlotNotFound() from None
+
+
+def slot_live_hold_count(*, template_id: UUID | str, day: date, now: datetime | None = None) -> int:
+    """How many holds of `template` on `day` are live at `now` (docs/slot-holds.md): unused and
+    not expired. Each takes a place of the slot, as a booking does."""
+    params = {"template": template_id, "date": day, "now": now or timezone.now()}
+    with connection.cursor() as cursor:
+        cursor.execute(statements.LIVE_HOLD_COUNT, params)
+        return cursor.fetchone()[0]
+
+
+def slot_live_hold_expiries(*, template_id: UUID | str, day: date) -> list[datetime]:
+    """When each hold of `template` on `day` live now expires, soonest first."""
+    return list(
+        SlotHold.objects.filter(
+            template_id=template_id, date=day, used_at=None, expires_at__gt=timezone.now()
+        )
+        .order_by("expires_at")
+        .values_list("expires_at", flat=True)
+    )
 
 
 def slot_booking_of_order(*, order: Model) -> SlotBooking | None:
@@ -204,36 +216,6 @@ class ZoneAvailability:
     blackout_dates: frozenset = frozenset()
 
 
-def _calendar_sql() -> str:
-    zone, template, day = Zone._meta.db_table, SlotTemplate._meta.db_table, SlotDay._meta.db_table
-    blackout = ZoneBlackout._meta.db_table
-    # One statement for the zone, its live templates and their booked counts of the range: a
-    # correlated aggregate over the (template, date) counter rows, so its cost follows
-    # templates x days, never the number of orders. The zone's blackout dates of the range
-    # ride along (an index range scan on the (zone, date) unique constraint), so blackouts
-    # cost availability no second round trip.
-    return f"""
-        SELECT z.id, z.name, z.purpose, z.enabled, z.timezone,
-               t.id, t.day_of_week, t.start_time, t.duration_minutes, t.cutoff_minutes,
-               t.vehicle_capacity, b.dates, b.counts,
-               t.cutoff_day_before_at,
-               (SELECT array_agg(o.date) FROM {blackout} o
-                 WHERE o.zone_id = z.id AND o.date BETWEEN %s AND %s) AS blackouts
-          FROM {zone} z
-          LEFT JOIN {template} t ON t.zone_id = z.id AND t.deleted_at IS NULL
-          LEFT JOIN LATERAL (
-                SELECT array_agg(d.date) AS dates,
-                       -- taken places: the bookings plus the holds still live (slot holds)
-                       array_agg(d.booked + (SELECT count(*) FROM unnest(d.hold_expiries) AS e
-                                              WHERE e > %s)::int) AS counts
-                  FROM {day} d
-                 WHERE d.template_id = t.id AND d.date BETWEEN %s AND %s
-               ) b ON true
-         WHERE z.organization_id = %s AND z.id = %s
-         ORDER BY t.start_time, t.duration_minutes, t.id
-    """  # noqa: S608 - table names come from the models, values are parameters
-
-
 def _slot_calendar(
     *, organization_id, zone_id, first: date, last: date, now: datetime
 ) -> tuple[ZoneFacts, list[TemplateFacts], frozenset]:
@@ -241,16 +223,16 @@ def _slot_calendar(
     ascending by start, with their taken places (bookings and holds live at `now`) from
     `first` to `last`, and the zone's blackout dates from `first` to `last`. One query.
 
-    Raw SQL on purpose: this is the hottest read of the service, and the ORM's query building
-    cost as much as the query itself (docs/performance.md target: half the rate of a primary-key
-    read).
+    Hand-written SQL on purpose (`slots/statements.py`): this is the hottest read of the
+    service, and the ORM's query building cost as much as the query itself (docs/performance.md
+    target: half the rate of a primary-key read).
     """
     parsed = parse_uuid(zone_id)
     if parsed is None:
         raise ZoneNotFound()
     with connection.cursor() as cursor:
         cursor.execute(
-            _calendar_sql(), [first, last, now, first, last, str(organization_id), parsed]
+            statements.CALENDAR, [first, last, now, first, last, str(organization_id), parsed]
         )
         rows = cursor.fetchall()
     if not rows or rows[0][2] not in SLOT_PURPOSES:

@@ -19,7 +19,6 @@ from uuid import UUID
 from django.db.models import QuerySet
 
 from delivery.fields import parse_uuid
-from delivery.queries import CompiledExists, Param
 from zones import geocoding, spatial_index
 from zones.errors import (
     BlackoutNotFound,
@@ -251,15 +250,9 @@ def zone_blackout_get(*, zone: Zone, blackout_id: UUID | str) -> ZoneBlackout:
     return blackout
 
 
-# Asked on every booking and every order with a window: compiled once (delivery/queries.py).
-_BLACKOUT_ON = CompiledExists(
-    lambda: ZoneBlackout.objects.filter(zone_id=Param("zone_id"), date=Param("day"))
-)
-
-
 def zone_blackout_on(*, zone_id: UUID | str, day: date) -> bool:
     """Whether the zone takes no deliveries on `day` (a date in the zone's time zone)."""
-    return _BLACKOUT_ON(zone_id=zone_id, day=day)
+    return ZoneBlackout.objects.filter(zone_id=zone_id, date=day).exists()
 
 
 def zone_blackout_check(*, zone: Zone, day: date) -> None:

@@ -206,8 +206,7 @@ def zone_purpose_change_check(*, zone: Zone, purpose: str) -> None:
     availability no longer shows them. 409 `Zone <name> has slot templates; ...`. The management
     API and the admin form both ask here."""
     if (
-        not zone._state.adding
-        and purpose == ZonePurpose.DISPATCH
+        purpose == ZonePurpose.DISPATCH
         and zone.purpose != purpose
         and zone.slot_templates.filter(deleted_at=None).exists()
     ):

@@ -133,8 +133,8 @@ class ZoneIndex:
         return None
 
     def _copy(self, index) -> Zone:
-        # Callers get their own instance: the cached one is shared by every request. (Model
-        # copies get their own _state; the JSON fields are copied here, the ring cheaply.)
+        # Callers get their own instance: the cached one is shared by every request (the JSON
+        # fields are copied here, the ring cheaply).
         cached = self._zones[int(index)]
         zone = copy.copy(cached)
         zone.geodata = {

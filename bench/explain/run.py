@@ -146,7 +146,7 @@ def main() -> None:
     slot_zone = template.zone_id
     client.get("/api/bench/hello-auth", HTTP_X_API_KEY=standard)
     explain(
-        "Bulk availability, 14 days (slots/selectors.py _calendar_sql)",
+        "Bulk availability, 14 days (slots/statements.py CALENDAR)",
         lambda: client.get(
             "/api/public/delivery-slots/availability/bulk",
             {

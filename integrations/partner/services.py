@@ -16,7 +16,6 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
-from delivery.queries import CompiledExists, Param
 from integrations import windows
 from integrations.errors import (
     DuplicateExternalRef,
@@ -193,17 +192,10 @@ def _window_chosen(*, draft: PartnerOrderDraft, zone: Zone) -> _WindowChoice | N
     )
 
 
-_REF_TAKEN = CompiledExists(
-    lambda: Order.objects.filter(
-        organization_id=Param("organization_id"), external_ref=Param("external_ref")
-    )
-)
-
-
 def _duplicate_refuse(*, organization_id: UUID | str, external_ref: str) -> None:
     # A cheap early answer before queueing on the window's lock; the unique constraint in
     # order_insert stays the authority.
-    if _REF_TAKEN(organization_id=organization_id, external_ref=external_ref):
+    if Order.objects.filter(organization_id=organization_id, external_ref=external_ref).exists():
         raise DuplicateExternalRef(external_ref)
 
 

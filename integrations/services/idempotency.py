@@ -9,7 +9,6 @@ differs. A request that ends in an error releases its claim: nothing was created
 client may retry with the same key (Stripe keeps no result when a request failed validation).
 """
 
-import functools
 import hashlib
 import json
 import uuid
@@ -22,7 +21,7 @@ from uuid import UUID
 from django.db import connection, transaction
 from django.utils import timezone
 
-from delivery.queries import column, table
+from integrations import statements
 from integrations.errors import IdempotencyKeyInProgress, IdempotencyKeyReused
 from integrations.models import IdempotencyKey, IdempotencyStatus
 
@@ -59,13 +58,6 @@ def request_fingerprint(*, method: str, path: str, body: Any) -> str:
     return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()
 
 
-_INSERT_CLAIM = (
-    "INSERT INTO {table} (api_key_id, key, request_hash, status, claim_token, locked_at, "
-    "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "
-    "ON CONFLICT (api_key_id, key) DO NOTHING RETURNING id"
-)
-
-
 def _insert_claim(*, api_key_id, key: str, fingerprint: str, now) -> Claim | None:
     """One statement, no transaction of its own, no error when the key is taken: the unique
     constraint decides who claims it (an ORM `create` would need BEGIN, a savepoint and an
@@ -73,7 +65,7 @@ def _insert_claim(*, api_key_id, key: str, fingerprint: str, now) -> Claim | Non
     token = uuid.uuid4()
     with connection.cursor() as cursor:
         cursor.execute(
-            _INSERT_CLAIM.format(table=table(IdempotencyKey)),
+            statements.IDEMPOTENCY_CLAIM,
             [api_key_id, key, fingerprint, IdempotencyStatus.IN_PROGRESS, token, now, now],
         )
         row = cursor.fetchone()
@@ -122,40 +114,16 @@ def idempotency_claim(
 def idempotency_complete(*, claim: Claim, status: int, body: Any) -> None:
     """Stores the response, in the transaction of the work it describes. A claim taken over
     meanwhile (this request outlived its lease) raises 409, which rolls the work back."""
-    # One statement written once (an ORM update compiles itself on every call: a seventh of an
-    # order creation's CPU); the body goes through the JSON field's own preparation.
-    response_body = IdempotencyKey._meta.get_field("response_body")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _complete_statement(),
-            [
-                IdempotencyStatus.COMPLETED.value,
-                status,
-                response_body.get_db_prep_save(body, connection),
-                timezone.now(),
-                claim.id,
-                claim.token,
-                IdempotencyStatus.IN_PROGRESS.value,
-            ],
-        )
-        stored = cursor.rowcount
+    stored = IdempotencyKey.objects.filter(
+        pk=claim.id, claim_token=claim.token, status=IdempotencyStatus.IN_PROGRESS
+    ).update(
+        status=IdempotencyStatus.COMPLETED,
+        response_status=status,
+        response_body=body,
+        completed_at=timezone.now(),
+    )
     if not stored:
         raise IdempotencyKeyInProgress()
-
-
-@functools.cache
-def _complete_statement() -> str:
-    def named(field: str) -> str:
-        return column(IdempotencyKey, field)
-
-    settings = ", ".join(
-        f"{named(field)} = %s"
-        for field in ("status", "response_status", "response_body", "completed_at")
-    )
-    return (
-        f"UPDATE {table(IdempotencyKey)} SET {settings} "  # noqa: S608 - names from the model
-        f"WHERE {named('id')} = %s AND {named('claim_token')} = %s AND {named('status')} = %s"
-    )
 
 
 def idempotency_release(*, claim: Claim) -> None:

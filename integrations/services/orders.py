@@ -11,7 +11,6 @@ from uuid import UUID
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from delivery.queries import CompiledInsert, rows_insert
 from integrations.errors import (
     DriverInactive,
     DriverRequired,
@@ -84,10 +83,6 @@ def _violated_constraint(exc: IntegrityError) -> str | None:
     return getattr(diag, "constraint_name", None)
 
 
-_ORDER_INSERT = CompiledInsert(Order)
-_HISTORY_INSERT = CompiledInsert(OrderStatusEvent)
-
-
 def order_insert(
     *,
     organization_id: UUID | str,
@@ -117,19 +112,18 @@ def order_insert(
         updated_at=now,
         **fields,
     )
-    # No savepoints (two round trips each, on every order creation): an error here leaves the
+    # No savepoint (two round trips, on every order creation): an error here leaves the
     # caller's transaction only to be rolled back, which its own atomic block does.
-    history = OrderStatusEvent(
-        order=order, from_status="", to_status=OrderStatus.PENDING, at=now, actor=actor
-    )
     with transaction.atomic(savepoint=False):
         try:
-            # Both rows in one round trip, their statements compiled once (delivery/queries.py).
-            rows_insert((_ORDER_INSERT, order), (_HISTORY_INSERT, history))
+            order.save(force_insert=True)
         except IntegrityError as exc:
             if _violated_constraint(exc) == _EXTERNAL_REF_CONSTRAINT:
                 raise DuplicateExternalRef(external_ref) from exc
             raise
+        OrderStatusEvent.objects.create(
+            order=order, from_status="", to_status=OrderStatus.PENDING, at=now, actor=actor
+        )
     return order
 
 

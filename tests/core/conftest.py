@@ -21,6 +21,7 @@ APP_PACKAGES = (
     "tracking",
     "provisioning",
     "demo",
+    "service",
 )
 
 FAST = {

@@ -1,5 +1,5 @@
 """Every route answers for its own paths: no pattern is shadowed by another, so the order of the
-includes (hot families first, delivery/urls.py) changes what a request costs, never where it
+includes (hot families first, service/urls.py) changes what a request costs, never where it
 goes."""
 
 import re

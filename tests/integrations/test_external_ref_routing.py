@@ -1,86 +1,67 @@
-"""An externalRef is checked against the URLconf (contract "Orders"): the shortcut for one-segment
-refs must answer exactly as resolving every order path does, and must step aside as soon as a
-route could tell such a ref from `x`."""
+"""An accepted externalRef reads back by every order path (contract "Orders"): the character rule
+of integrations/external_refs.py, checked against the URLconf it relies on."""
 
-import pytest
-from django.urls import clear_url_caches, include, path, re_path
-from hypothesis import given, settings
+from django.urls import Resolver404, get_resolver, resolve
+from django.urls.resolvers import URLResolver
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from integrations import external_refs
+from integrations.partner.urls import PARTNER_INTEGRATIONS
 
-ALLOWED_CHARS = "ABCXYZabcxyz0189-_.:#"
-
-
-@pytest.fixture
-def fresh_routing():
-    external_refs._routing.cache_clear()
-    external_refs._probes.cache_clear()
-    yield
-    clear_url_caches()
-    external_refs._routing.cache_clear()
-    external_refs._probes.cache_clear()
-
-
-def test_the_service_urlconf_lets_one_segment_refs_take_the_shortcut(fresh_routing):
-    routing = external_refs._routing()
-
-    assert routing.plain is True
-    assert routing.words == frozenset()
-
-
-@settings(max_examples=300, deadline=None)
-@given(ref=st.text(alphabet=ALLOWED_CHARS, min_size=1, max_size=30))
-def test_the_shortcut_agrees_with_resolving_every_order_path(ref):
-    if ref in (".", ".."):
-        return  # refused before the URLconf is asked
-    assert external_refs._addressable(ref) is external_refs._addressable_by_resolving(ref)
-
-
-def _view(request, **kwargs):  # pragma: no cover - only resolved, never called
-    raise AssertionError
-
-
-def _urlconf_with(*extra):
-    """The service's own patterns, with `extra` in front of them."""
-
-    class Urlconf:
-        urlpatterns = [*extra, path("", include("delivery.urls"))]
-
-    return Urlconf
-
-
-ERP = "api/integrations/erp/orders"
-
-
-@pytest.mark.parametrize(
-    ("extra", "words", "plain"),
-    [
-        ([path(f"{ERP}/export", _view)], {"export"}, True),
-        ([path(f"{ERP}/<int:number>", _view)], set(), False),
-        ([re_path(rf"^{ERP}/(?P<external_ref>\d+)$", _view)], set(), False),
-        ([path("api/integrations/<str:family>/orders/<path:ref>", _view)], set(), False),
-        ([path(f"{ERP}/<path:external_ref>.json", _view)], set(), False),
-    ],
-    ids=["literal word", "int converter", "regex route", "converter above", "suffix in segment"],
+ALLOWED_CHARS = "ABCXYZabcxyz0189-_.:#/"
+BASES = (
+    *(f"api/integrations/{integration}/orders" for integration in PARTNER_INTEGRATIONS),
+    "api/integrations/erp/orders",
 )
-def test_a_route_that_could_tell_a_ref_from_x_disables_the_shortcut(
-    settings, fresh_routing, extra, words, plain
-):
-    settings.ROOT_URLCONF = _urlconf_with(*extra)
-    clear_url_caches()
-
-    routing = external_refs._routing()
-
-    assert routing.words == frozenset(words)
-    assert routing.plain is plain
 
 
-def test_a_ref_equal_to_a_route_word_is_refused(settings, fresh_routing):
-    settings.ROOT_URLCONF = _urlconf_with(path(f"{ERP}/export", _view))
-    clear_url_caches()
+def _match(path: str):
+    try:
+        return resolve(path)
+    except Resolver404:
+        return None
 
-    assert external_refs.external_ref_problem("export") == (
-        "externalRef is not addressable by the order's path"
-    )
-    assert external_refs.external_ref_problem("exports") is None
+
+def _routes(patterns, prefix: str = ""):
+    for pattern in patterns:
+        route = prefix + str(pattern.pattern)
+        yield route
+        if isinstance(pattern, URLResolver):
+            yield from _routes(pattern.url_patterns, route)
+
+
+def test_every_route_after_orders_starts_with_the_ref():
+    """What external_refs relies on: no route could tell a ref from another after `orders/`."""
+    after_orders = [
+        (base, route)
+        for route in _routes(get_resolver().url_patterns)
+        for base in BASES
+        if route.startswith(f"{base}/") and route != f"{base}/"
+    ]
+
+    assert after_orders
+    for base, route in after_orders:
+        assert route.startswith(f"{base}/<path:external_ref>"), route
+
+
+@settings(max_examples=500, deadline=None)
+@given(ref=st.text(alphabet=ALLOWED_CHARS, min_size=1, max_size=30))
+@example(ref="release")
+@example(ref="cancel/x")
+@example(ref="x/delivery-slot/y")
+@example(ref="orders")
+@example(ref="...")
+@example(ref="a.json")
+def test_an_accepted_ref_reads_back_by_every_order_path(ref):
+    if external_refs.external_ref_problem(ref) is not None:
+        return
+    for base in BASES:
+        for suffix in ("", *(f"/{action}" for action in external_refs.ACTIONS)):
+            plain = _match(f"/{base}/x{suffix}")
+            if plain is None or plain.kwargs.get("external_ref") != "x":
+                continue  # not an action of this family
+            match = _match(f"/{base}/{ref}{suffix}")
+            assert match is not None, (base, ref, suffix)
+            assert match.func == plain.func, (base, ref, suffix)
+            assert match.kwargs["external_ref"] == ref, (base, ref, suffix)

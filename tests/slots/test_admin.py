@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from slots import services as slot_services
-from slots.models import SlotDay, SlotPolicy, SlotTemplate
+from slots.models import SlotDay, SlotHold, SlotPolicy, SlotTemplate
 from tests import builders
 
 pytestmark = pytest.mark.django_db
@@ -274,12 +274,16 @@ def test_slot_day_shows_its_slot_and_live_holds_in_zone_time(organization):
     template = builders.slot_template(zone, day_of_week=4, start="12:00", duration=240)
     live = timezone.now() + datetime.timedelta(days=3)
     expired = timezone.now() - datetime.timedelta(minutes=5)
-    day = SlotDay.objects.create(
-        template=template,
-        date=datetime.date(2031, 1, 16),
-        capacity=10,
-        hold_expiries=[live, expired],
-    )
+    day = SlotDay.objects.create(template=template, date=datetime.date(2031, 1, 16), capacity=10)
+    key = builders.api_key(organization, "erp").api_key
+    for expires_at in (live, expired):
+        SlotHold.objects.create(
+            organization=organization,
+            api_key=key,
+            template=template,
+            date=day.date,
+            expires_at=expires_at,
+        )
     client = builders.admin_site_client(organization)
 
     listing = client.get("/admin/slots/slotday/").content.decode()

@@ -1,3 +1,6 @@
+"""The root URLconf (`ROOT_URLCONF`): mounts every app's routes, the admin, the health probes,
+the metrics and the API documentation."""
+
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView

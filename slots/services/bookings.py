@@ -1,0 +1,227 @@
+"""Writes on slots: the capacity rule, and booking, moving and releasing an order's slot
+(contract "Orders", "Slots and windows").
+
+One function takes a place of a slot, `slot_place_take`, for a booking and for a hold alike.
+Locks are always taken in one order: the order row (by the caller), then its booking, then
+`SlotDay` rows sorted by (template id, date), so two requests moving orders between the same
+two slots in opposite directions queue instead of deadlocking. The `order` these functions take
+is an `integrations.Order`, typed as a `Model`: slots stands below integrations
+(docs/architecture.md).
+"""
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from enum import Enum
+
+from django.db import transaction
+from django.db.models import Model
+from django.utils import timezone
+from shapely.geometry import Point
+
+from delivery import metrics
+from slots import counters, selectors
+from slots.errors import (
+    DropoffOutsideZone,
+    SlotCutoffPassed,
+    SlotDayMismatch,
+    SlotFull,
+    SlotZoneDisabled,
+)
+from slots.models import SlotBooking, SlotDay, SlotTemplate
+from slots.occurrences import Occurrence, day_of_week
+from slots.services.templates import slot_zone_changed
+from webhooks import events as webhook_events
+from zones import selectors as zone_selectors
+from zones.geometry import polygon_from_geodata
+from zones.models import Zone
+
+
+def slot_booking_check(
+    *,
+    template: SlotTemplate,
+    day: date,
+    dropoff_lat: float,
+    dropoff_lng: float,
+    now: datetime | None = None,
+) -> Occurrence:
+    """The checks of contract "Orders" that come after "template exists", in their order: weekday,
+    cutoff, dropoff inside the template's zone. Capacity is checked under the lock by
+    `slot_place_take`. Returns the slot's occurrence on `day`."""
+    if day_of_week(day) != template.day_of_week:
+        raise SlotDayMismatch()
+    slot = selectors.template_occurrence(template=template, day=day)
+    if slot.cutoff_passed(now or timezone.now()):
+        raise SlotCutoffPassed()
+    zone = template.zone
+    # covers(): a point on the boundary is inside, as for every zone lookup (contract "Slots and
+    # windows").
+    if not polygon_from_geodata(zone.geodata).covers(Point(dropoff_lng, dropoff_lat)):
+        raise DropoffOutsideZone()
+    if not zone.enabled:
+        # contract "Slots and windows": a slot of a disabled zone is not bookable.
+        raise SlotZoneDisabled()
+    # Last, after the contract's own checks: a blackout only refuses what would otherwise pass.
+    zone_selectors.zone_blackout_check(zone=zone, day=day)
+    return slot
+
+
+# ----- the capacity rule -----
+
+
+class Place(Enum):
+    """What takes a place of a slot: a booking (counted on the slot's `SlotDay` row) or a hold
+    (its own `SlotHold` row, written by the caller once the place is taken)."""
+
+    BOOKING = "booking"
+    HOLD = "hold"
+
+
+def slot_place_take(*, template: SlotTemplate, day: date, place: Place) -> int:
+    """Takes a place of `template` on `day` while the slot's bookings and live holds stay
+    within its capacity (capacity rules 1-5, docs/slot-holds.md), in the caller's transaction;
+    400 `Delivery slot is full` otherwise. Returns the places taken with this one.
+
+    The counter statement locks the slot's `SlotDay` row until the transaction ends (and counts
+    a booking); the live holds are counted after it, in a statement of their own, so the count
+    reads every hold a transaction this one queued behind has committed (in the counter
+    statement itself, it would read the statement's older snapshot).
+    """
+    capacity = template.capacity
+    booking = place is Place.BOOKING
+    counter = counters.place_take(
+        model=SlotDay,
+        key={"template": template.id, "date": day},
+        capacity=capacity,
+        bookings=1 if booking else 0,
+    )
+    if counter is not None:
+        live_holds = selectors.slot_live_hold_count(template_id=template.id, day=day)
+        taken = counter.booked + live_holds + (0 if booking else 1)
+        if taken <= capacity:
+            if booking:
+                metrics.booking_made("slot")
+            return taken
+        if booking:
+            # The live holds leave no room: the booking the statement counted goes back.
+            counters.place_give_back(model=SlotDay, pk=counter.pk)
+    if booking:
+        metrics.booking_refused("slot")
+    raise SlotFull()
+
+
+def _slot_days_lock(keys: set[tuple]) -> None:
+    """Locks the (template id, date) counter rows `keys` until the transaction ends, in the one
+    order every request takes them (contract "Slots and windows"), creating those missing."""
+    ordered = sorted(keys, key=lambda key: (str(key[0]), key[1].isoformat()))
+    SlotDay.objects.bulk_create(
+        [SlotDay(template_id=template_id, date=day) for template_id, day in ordered],
+        ignore_conflicts=True,
+    )
+    for template_id, day in ordered:
+        SlotDay.objects.select_for_update().get(template_id=template_id, date=day)
+
+
+# ----- bookings -----
+
+
+@dataclass(frozen=True)
+class SlotBooked:
+    booking: SlotBooking
+    booked: int
+    capacity: int
+
+    @property
+    def available(self) -> int:
+        return max(0, self.capacity - self.booked)
+
+
+def slot_booked(
+    *, order: Model, template: SlotTemplate, booking: SlotBooking, booked: int
+) -> SlotBooked:
+    """Emits `erp.slot.booked` for `order`'s new `booking`, with the slot's taken places
+    (`booked`: bookings and live holds) once it counts, and returns the booking as
+    `SlotBooked`. A plain booking and a hold turned booking announce it alike."""
+    booked_slot = SlotBooked(booking=booking, booked=booked, capacity=template.capacity)
+    webhook_events.slot_booked_emit(
+        organization_id=order.organization_id,
+        zone=template.zone,
+        order_id=order.id,
+        template_id=template.id,
+        date=booking.date,
+        booked=booked,
+        capacity=booked_slot.capacity,
+        available=booked_slot.available,
+        updated_at=booking.booked_at,
+    )
+    return booked_slot
+
+
+def slot_book(*, order: Model, template: SlotTemplate, day: date) -> SlotBooked:
+    """Books `template` on `day` for a new `order` (capacity rules 1-5), in the caller's
+    transaction, and emits `erp.slot.booked`. 400 `Delivery slot is full` at capacity (the
+    caller's transaction is then rolled back, order included)."""
+    # No savepoint of its own: a refusal rolls the caller's transaction back, order included.
+    with transaction.atomic(savepoint=False):
+        booking = SlotBooking.objects.create(
+            organization_id=order.organization_id,
+            order=order,
+            template=template,
+            date=day,
+            booked_at=timezone.now(),
+        )
+        # Everything above runs before the lock; the lock is held for the rest of the
+        # transaction only: the count of holds, the event and the commit.
+        booked = slot_place_take(template=template, day=day, place=Place.BOOKING)
+        return slot_booked(order=order, template=template, booking=booking, booked=booked)
+
+
+def slot_booking_move(*, order: Model, template: SlotTemplate, day: date) -> SlotBooking:
+    """Moves the order's booking to `template` on `day` (or books it when it has none), freeing
+    the old slot and taking the new one in the caller's transaction (contract "Orders"). The caller
+    holds the order row's lock. 400 `Delivery slot is full` when the new slot is full.
+    Emits `erp.slots.updated` for the zones whose availability changed."""
+    with transaction.atomic(savepoint=False):
+        booking = SlotBooking.objects.select_for_update().filter(order_id=order.pk).first()
+        old_key = None
+        if booking is not None and booking.is_active:
+            if booking.template_id == template.id and booking.date == day:
+                return booking  # already there: nothing to free or take
+            old_key = (booking.template_id, booking.date)
+        # Both counters first, in the one order: crossing moves never deadlock.
+        _slot_days_lock({(template.id, day), old_key} - {None})
+        slot_place_take(template=template, day=day, place=Place.BOOKING)
+        old_template = None
+        if old_key is not None:
+            counters.place_give_back(model=SlotDay, template_id=old_key[0], date=old_key[1])
+            old_template = booking.template
+        if booking is None:
+            booking = SlotBooking(organization_id=order.organization_id, order=order)
+        booking.template = template
+        booking.date = day
+        booking.booked_at = timezone.now()
+        booking.released_at = None
+        booking.save()
+        slot_zone_changed(zone=template.zone)
+        if old_template is not None and old_template.zone_id != template.zone_id:
+            slot_zone_changed(zone=old_template.zone)
+    return booking
+
+
+def slot_booking_release(*, order: Model) -> None:
+    """Frees the order's slot (it was cancelled or failed: capacity rule 3), in the caller's
+    transaction, and emits `erp.slots.updated` for its zone. Releasing an order with no active
+    booking does nothing, so calling it twice is safe."""
+    with transaction.atomic(savepoint=False):
+        booking = (
+            SlotBooking.objects.select_for_update()
+            .filter(order_id=order.pk, released_at=None)
+            .first()
+        )
+        if booking is None:
+            return
+        counters.place_give_back(model=SlotDay, template_id=booking.template_id, date=booking.date)
+        booking.released_at = timezone.now()
+        booking.save(update_fields=["released_at"])
+        zone = Zone.objects.filter(slot_templates__id=booking.template_id).first()
+        if zone is not None:
+            slot_zone_changed(zone=zone)

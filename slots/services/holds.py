@@ -1,0 +1,159 @@
+"""Writes on slot holds (docs/slot-holds.md): a place of a slot taken during a checkout, turned
+into an order's booking, released, or swept once expired.
+
+A hold takes its place with the capacity rule of bookings (`slot_place_take`); its own row,
+`SlotHold`, is the one record of it: it counts as a taken place while it is unused and not
+expired.
+"""
+
+from datetime import date, datetime, timedelta
+from uuid import UUID
+
+from django.db import transaction
+from django.db.models import F, Model
+from django.db.models.functions import Greatest
+from django.utils import timezone
+
+from delivery import metrics
+from delivery.fields import parse_uuid
+from slots import selectors
+from slots.errors import SlotHoldExpired, SlotHoldMismatch, SlotHoldNotFound, SlotHoldUsed
+from slots.models import SlotBooking, SlotDay, SlotHold, SlotTemplate
+from slots.occurrences import Occurrence
+from slots.services.bookings import (
+    Place,
+    SlotBooked,
+    slot_booked,
+    slot_booking_check,
+    slot_place_take,
+)
+from slots.services.templates import slot_zone_changed
+from zones.models import Zone
+
+#: `ttlSeconds` of a hold: default and bounds
+HOLD_TTL_DEFAULT_SECONDS = 600
+HOLD_TTL_MAX_SECONDS = 3600
+
+
+def slot_hold_create(
+    *,
+    api_key_id: UUID | str,
+    template: SlotTemplate,
+    day: date,
+    dropoff_lat: float,
+    dropoff_lng: float,
+    ttl_seconds: int = HOLD_TTL_DEFAULT_SECONDS,
+) -> tuple[SlotHold, Occurrence]:
+    """Takes one place of `template` on `day` for the API key `api_key_id` during
+    `ttl_seconds`, after the checks of an ERP create in their order (weekday, cutoff, dropoff,
+    zone enabled, then capacity under the slot's lock: 400 `Delivery slot is full`). Emits
+    `erp.slots.updated`. Returns the hold and the slot's occurrence."""
+    slot = slot_booking_check(
+        template=template, day=day, dropoff_lat=dropoff_lat, dropoff_lng=dropoff_lng
+    )
+    if not 1 <= ttl_seconds <= HOLD_TTL_MAX_SECONDS:
+        raise ValueError("ttl_seconds out of range")
+    with transaction.atomic():
+        slot_place_take(template=template, day=day, place=Place.HOLD)
+        now = timezone.now()
+        hold = SlotHold.objects.create(
+            organization_id=template.organization_id,
+            api_key_id=api_key_id,
+            template=template,
+            date=day,
+            created_at=now,
+            expires_at=now + timedelta(seconds=ttl_seconds),
+        )
+        slot_zone_changed(zone=template.zone)
+    return hold, slot
+
+
+def _hold_locked(*, api_key_id, hold_id) -> SlotHold:
+    """The key's hold `hold_id`, locked until the transaction ends: two requests using or
+    releasing one hold queue. 404 `Slot hold not found` for any other key's, as for unknown."""
+    parsed = parse_uuid(hold_id)
+    hold = (
+        SlotHold.objects.select_for_update().filter(pk=parsed, api_key_id=api_key_id).first()
+        if parsed
+        else None
+    )
+    if hold is None:
+        raise SlotHoldNotFound()
+    return hold
+
+
+def slot_hold_claim(
+    *, api_key_id: UUID | str, hold_id: UUID | str, template: SlotTemplate, day: date
+) -> SlotHold:
+    """The hold an ERP create names, locked, in the caller's transaction: the key's own (404),
+    for this template and date (400), not used (409), not expired (409)."""
+    hold = _hold_locked(api_key_id=api_key_id, hold_id=hold_id)
+    if hold.template_id != template.id or hold.date != day:
+        raise SlotHoldMismatch()
+    if hold.used_at is not None:
+        raise SlotHoldUsed()
+    if hold.expires_at <= timezone.now():
+        raise SlotHoldExpired()
+    return hold
+
+
+def slot_hold_book(*, order: Model, hold: SlotHold, template: SlotTemplate) -> SlotBooked:
+    """Turns the claimed `hold` into `order`'s booking, in the caller's transaction: the place
+    the hold took becomes a booking (no second place, no capacity check). 409 `Slot hold has
+    expired` when, under the slot's lock, the hold is no longer live (it expired while the
+    order was written: a booking may have taken its place since). Emits `erp.slot.booked`."""
+    with transaction.atomic(savepoint=False):
+        booking = SlotBooking.objects.create(
+            organization_id=order.organization_id,
+            order=order,
+            template=template,
+            date=hold.date,
+            booked_at=timezone.now(),
+        )
+        counter = SlotDay.objects.select_for_update().get(template=template, date=hold.date)
+        # Read after the lock: every request that counted this hold as expired took its place
+        # before this one, so it cannot have given its place away while it is still live here.
+        now = timezone.now()
+        if hold.expires_at <= now:
+            raise SlotHoldExpired()
+        SlotDay.objects.filter(pk=counter.pk).update(
+            booked=F("booked") + 1,
+            # A capacity lowered under the hold: the held place is kept all the same.
+            capacity=Greatest(F("capacity"), F("booked") + 1),
+        )
+        hold.used_at = now
+        hold.save(update_fields=["used_at"])
+        metrics.booking_made("slot")
+        live_holds = selectors.slot_live_hold_count(template_id=template.id, day=hold.date, now=now)
+        taken = counter.booked + 1 + live_holds
+        return slot_booked(order=order, template=template, booking=booking, booked=taken)
+
+
+@transaction.atomic
+def slot_hold_release(*, api_key_id: UUID | str, hold_id: UUID | str) -> None:
+    """`DELETE .../slot-holds/:holdId`: gives the place back and forgets the hold (404 for an
+    unknown or another key's; 409 once it became a booking: cancel the order instead).
+    Emits `erp.slots.updated`."""
+    hold = _hold_locked(api_key_id=api_key_id, hold_id=hold_id)
+    if hold.used_at is not None:
+        raise SlotHoldUsed()
+    hold.delete()
+    zone = Zone.objects.filter(slot_templates__id=hold.template_id).first()
+    if zone is not None:
+        slot_zone_changed(zone=zone)
+
+
+@transaction.atomic
+def slot_holds_expired_delete(*, now: datetime | None = None) -> int:
+    """Deletes the holds expired at `now` (they already count for nothing) and emits
+    `erp.slots.updated` for the zones whose unused holds gave places back. Safe to run twice:
+    the second run finds nothing. Returns how many were deleted."""
+    now = now or timezone.now()
+    expired = SlotHold.objects.filter(expires_at__lte=now)
+    zone_ids = set(
+        expired.filter(used_at=None).values_list("template__zone_id", flat=True).distinct()
+    )
+    deleted, _ = expired.delete()
+    for zone in Zone.objects.filter(pk__in=zone_ids).order_by("id"):
+        slot_zone_changed(zone=zone)
+    return deleted
