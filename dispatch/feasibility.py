@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from dispatch.vrp import Job, Problem, Solution, Vehicle
 
 ViolationKind = Literal["vehicle", "time_window", "shift", "capacity"]
@@ -129,3 +131,36 @@ def solution_problems(problem: Problem, solution: Solution) -> list[str]:
             for violation in timing.violations
         ]
     return found
+
+
+def drop_until_feasible(problem: Problem, vehicle: Vehicle, jobs: list[Job]) -> dict[str, str]:
+    """Removes from `jobs` (in place) the stops that break the route, one at a time, and says why.
+
+    The first late stop goes; over capacity, the last job on board at the fullest point goes;
+    past the shift's end, the last stop goes.
+    """
+    dropped: dict[str, str] = {}
+    while jobs:
+        timing = route_timing(problem, vehicle, jobs)
+        if timing.feasible:
+            break
+        violation = timing.violations[0]
+        position = _stop_to_drop(violation, timing, jobs)
+        dropped[jobs.pop(position).key] = violation.kind
+    return dropped
+
+
+def _stop_to_drop(violation: Violation, timing: RouteTiming, jobs: list[Job]) -> int:
+    if violation.kind in ("vehicle", "time_window"):
+        return violation.position
+    if violation.kind == "shift":
+        return len(jobs) - 1
+    # capacity: loads[0] is at departure, loads[k + 1] after stop k
+    fullest = int(np.argmax(timing.loads)) - 1
+    on_board = [
+        position
+        for position, job in enumerate(jobs)
+        if (job.kind == "delivery" and position > fullest)
+        or (job.kind == "pickup" and position <= fullest)
+    ]
+    return on_board[-1]

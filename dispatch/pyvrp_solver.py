@@ -28,9 +28,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyvrp
+from pyvrp.constants import MAX_VALUE
 from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
 
-from dispatch.feasibility import Violation, job_allows, route_timing
+from dispatch.feasibility import drop_until_feasible, job_allows, route_timing
 from dispatch.vrp import Job, Problem, Route, Solution, Vehicle
 
 
@@ -63,7 +64,7 @@ def solve(problem: Problem) -> Solution:
 
     vehicles = {vehicle.key: vehicle for vehicle in problem.vehicles}
     for key, jobs in routes.items():
-        dropped = _drop_until_feasible(problem, vehicles[key], jobs)
+        dropped = drop_until_feasible(problem, vehicles[key], jobs)
         reasons.update(dropped)
         stats["dropped"] += len(dropped)
     routed = {job.key for jobs in routes.values() for job in jobs}
@@ -169,7 +170,7 @@ class _PyvrpModel:
 
         # Larger than any total of routes: one more job served always wins
         prize = int(
-            min(pyvrp_max_value(), (len(self.jobs) + len(vehicles) + 1) * max(1, int(travel.max())))
+            min(MAX_VALUE, (len(self.jobs) + len(vehicles) + 1) * max(1, int(travel.max())))
         )
         clients = [
             pyvrp.Client(
@@ -200,7 +201,7 @@ class _PyvrpModel:
     def _prohibitive(problem: Problem, travel: np.ndarray) -> int:
         times = [v.shift_end for v in problem.vehicles] + [v.shift_start for v in problem.vehicles]
         horizon = max(times) - min(times)
-        return int(min(pyvrp_max_value(), 2 * (horizon + int(travel.max())) + 1))
+        return int(min(MAX_VALUE, 2 * (horizon + int(travel.max())) + 1))
 
     def routes_of(self, solution: pyvrp.Solution) -> dict[str, list[Job]]:
         """The routes by vehicle key: the n-th route of a type goes to its n-th vehicle."""
@@ -214,40 +215,3 @@ class _PyvrpModel:
                 self.jobs[activity.idx] for activity in route if activity.is_client()
             ]
         return routes
-
-
-def pyvrp_max_value() -> int:
-    return int(pyvrp.constants.MAX_VALUE)
-
-
-def _drop_until_feasible(problem: Problem, vehicle: Vehicle, jobs: list[Job]) -> dict[str, str]:
-    """Removes from `jobs` (in place) the stops that break the route, one at a time, and says why.
-
-    The first late stop goes; over capacity, the last job on board at the fullest point goes;
-    past the shift's end, the last stop goes.
-    """
-    dropped: dict[str, str] = {}
-    while jobs:
-        timing = route_timing(problem, vehicle, jobs)
-        if timing.feasible:
-            break
-        violation = timing.violations[0]
-        position = _stop_to_drop(violation, timing, jobs)
-        dropped[jobs.pop(position).key] = violation.kind
-    return dropped
-
-
-def _stop_to_drop(violation: Violation, timing, jobs: list[Job]) -> int:
-    if violation.kind in ("vehicle", "time_window"):
-        return violation.position
-    if violation.kind == "shift":
-        return len(jobs) - 1
-    # capacity: loads[0] is at departure, loads[k + 1] after stop k
-    fullest = int(np.argmax(timing.loads)) - 1
-    on_board = [
-        position
-        for position, job in enumerate(jobs)
-        if (job.kind == "delivery" and position > fullest)
-        or (job.kind == "pickup" and position <= fullest)
-    ]
-    return on_board[-1]
