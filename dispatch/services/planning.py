@@ -152,7 +152,10 @@ def plan_request(
     fallback = default_depot(organization_id=organization_id)
     for zone in zones:
         zone_depot(zone=zone, fallback=fallback)
-    if not zones or not orders_of_day(organization_id=organization_id, day=day, zones=zones):
+    if (
+        not zones
+        or not orders_of_day(organization_id=organization_id, day=day, zones=zones).exists()
+    ):
         raise NoOrdersToPlan(day)
     try:
         with transaction.atomic():
