@@ -2,7 +2,8 @@
 shift and window (checked from the plan itself), none vanishing, and the same request while
 planning answered once."""
 
-from datetime import time
+from datetime import datetime, time
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -18,6 +19,7 @@ from tests.dispatch.conftest import (
     assert_route_keeps_the_rules,
     at,
     order,
+    parse,
     plans_url,
     solved,
 )
@@ -268,3 +270,43 @@ def test_a_failing_osrm_server_falls_back_to_straight_lines_and_says_so(
 
     assert plan["routing"] == "haversine-fallback"
     assert len(plan["routes"]) == 1
+
+
+def test_zones_of_different_time_zones_share_one_clock(client, organization, mitte):
+    lisbon = builders.zone(
+        organization,
+        "Lisboa",
+        builders.square_polygon(-9.2, 38.7, 0.05),
+        timezone_name="Europe/Lisbon",
+        depot={"lat": 38.72, "lng": -9.14},
+    )
+    ana = builders.driver(organization, "Ana", shift_start=time(9), shift_end=time(12))
+    rui = builders.driver(organization, "Rui", shift_start=time(9), shift_end=time(12))
+    DriverZone.objects.create(driver=ana, zone=mitte)
+    DriverZone.objects.create(driver=rui, zone=lisbon)
+    berlin_order = order(organization, mitte, window=(at(9), at(10)))
+    lisbon_tz = ZoneInfo("Europe/Lisbon")
+    lisbon_window = (
+        datetime.combine(DAY, time(9), tzinfo=lisbon_tz),
+        datetime.combine(DAY, time(10), tzinfo=lisbon_tz),
+    )
+    lisbon_order = order(organization, lisbon, window=lisbon_window, near=(38.72, -9.14))
+
+    plan = solved(client, organization, {"date": DAY.isoformat()})
+
+    stops = {stop["orderId"]: (route, stop) for route in plan["routes"] for stop in route["stops"]}
+    route, stop = stops[str(lisbon_order.id)]
+    assert route["driver"]["id"] == str(rui.id)
+    # 09:00 in Lisbon is 10:00 in Berlin: Rui's shift and the window are Lisbon wall times.
+    assert lisbon_window[0] <= parse(stop["eta"]) <= lisbon_window[1]
+    assert parse(route["startAt"]) >= datetime.combine(DAY, time(9), tzinfo=lisbon_tz)
+    assert_route_keeps_the_rules(
+        route,
+        capacity=20,
+        shift=(
+            datetime.combine(DAY, time(9), tzinfo=lisbon_tz),
+            datetime.combine(DAY, time(12), tzinfo=lisbon_tz),
+        ),
+        depot=(38.72, -9.14),
+    )
+    assert stops[str(berlin_order.id)][0]["driver"]["id"] == str(ana.id)
