@@ -385,3 +385,21 @@ def test_blackouts_and_zones_show_dates_and_times_of_the_zone(organization):
     assert f">{reason}<" not in listing
     assert "2026-11-30 23:30 America/New_York" in page  # created the evening before, there
     assert "2031-01-15 08:05 America/New_York" in zone_page
+
+
+def test_a_zone_gets_its_depot_in_admin_and_half_a_depot_is_refused(organization):
+    client = admin_client_for(organization)
+    depot = {"depot_address": "Alexanderplatz 1", "depot_lat": "52.5219", "depot_lng": "13.4132"}
+
+    half = client.post("/admin/zones/zone/add/", zone_form(organization, depot_lat="52.5219"))
+    assert half.status_code == 200
+    assert "A depot needs both its latitude and its longitude" in half.content.decode()
+    response = client.post("/admin/zones/zone/add/", zone_form(organization, **depot))
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    zone = Zone.objects.get(organization=organization)
+    assert (zone.depot_address, zone.depot_lat, zone.depot_lng) == (
+        "Alexanderplatz 1",
+        52.5219,
+        13.4132,
+    )
