@@ -283,6 +283,7 @@ def _commit(plan: Plan, superseded: list[Plan]) -> CommitResult:
         if order.zone_id and order.zone_id not in plan.zone_ids:
             plan.zone_ids = sorted([*plan.zone_ids, order.zone_id], key=str)
 
+    carried_ids = {stop.order_id for driver_stops in carried.values() for stop in driver_stops}
     sequences: dict[PlanRoute, list[PlanStop]] = {}
     for driver_id, route in routes.items():
         sequences[route] = _started_first(kept[driver_id] + carried[driver_id], orders)
@@ -298,7 +299,7 @@ def _commit(plan: Plan, superseded: list[Plan]) -> CommitResult:
     for route in sequences:
         for stop in route.stops.order_by("sequence"):
             order = orders[stop.order_id]
-            if _assign(order, route, stop):
+            if _assign(order, route, stop) and stop.order_id not in carried_ids:
                 result.assigned += 1
     for row in left_out_by_order.values():
         order = orders[row.order_id]
@@ -322,8 +323,8 @@ def _commit(plan: Plan, superseded: list[Plan]) -> CommitResult:
 
 
 def _assign(order: Order, route: PlanRoute, stop: PlanStop) -> bool:
-    """Assigns `order` to the route's driver with the stop's ETA; answers whether it counts as
-    assigned by this commit (a started order only keeps its place)."""
+    """Assigns `order` to the route's driver with the stop's ETA; answers whether it is assigned
+    on the route now (a started order only keeps its place)."""
     if order.status in STARTED_STATUSES:
         return False
     driver = route.driver
