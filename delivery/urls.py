@@ -15,6 +15,7 @@ api_patterns = [
     path("", include("tracking.urls")),
     path("", include("webhooks.urls")),
     path("", include("tenants.urls")),
+    path("", include("dispatch.urls")),
     # Committing plans, and the order transition as dispatch serves it (manual assignment).
     path("", include("dispatch.commit_urls")),
     path("", include("provisioning.urls")),

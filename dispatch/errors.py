@@ -22,6 +22,15 @@ class ZoneHasNoDepot(BadRequest):
         super().__init__(f"Zone {zone_name} has no depot")
 
 
+class NoOrdersToPlan(BadRequest):
+    """A plan for a day (and zones) without a single order to route or exclude."""
+
+    code = "no_orders_to_plan"
+
+    def __init__(self, day):
+        super().__init__(f"No orders to plan on {day.isoformat()}")
+
+
 class PlanNotReady(Conflict):
     """Moving (or committing) a plan that is not `ready`."""
 
@@ -47,3 +56,12 @@ class OrderExcluded(BadRequest):
 
     def __init__(self, external_ref: str):
         super().__init__(f"Order {external_ref} is excluded from routing")
+
+
+class OrderWithoutCoordinates(BadRequest):
+    """A move of an order without dropoff coordinates onto a route: no stop can be timed."""
+
+    code = "order_without_coordinates"
+
+    def __init__(self, external_ref: str):
+        super().__init__(f"Order {external_ref} has no coordinates")

@@ -13,9 +13,11 @@ How the problem maps onto PyVRP:
   costs more than any route: a visit there is never feasible nor cheap.
 - The cost is the travel time: PyVRP's "distance" matrix is our durations, its duration matrix
   too; metres only report.
-- Every job is optional with a prize larger than any possible total of routes, so serving one
-  more job always beats any saving of travel; a job no vehicle could serve even alone is left
-  out before solving, with its reason.
+- A job no vehicle could serve even alone is left out before solving, with its reason. The
+  others are first all required (PyVRP's own VRPTW model, and its fastest); when no feasible
+  solution turns up within a tenth of the budget, they become optional with a prize larger
+  than any total of routes for the rest of it, so serving one more job always beats any saving
+  of travel.
 - The best solution is re-timed by `dispatch.feasibility` and a job that breaks a route is
   moved to `unassigned`: what we answer is feasible whatever PyVRP returned.
 """
@@ -47,20 +49,13 @@ def solve(problem: Problem) -> Solution:
         else:
             reasons[job.key] = reason
 
-    stats: dict = {"iterations": 0, "pyvrp_cost": None, "pyvrp_feasible": None, "dropped": 0}
+    stats: dict = {"iterations": 0, "phases": 0, "pyvrp_feasible": None, "dropped": 0}
     routes: dict[str, list[Job]] = {vehicle.key: [] for vehicle in problem.vehicles}
-    if servable:
+    if servable and problem.vehicles:
         model = _PyvrpModel(problem, servable)
-        result = pyvrp.solve(
-            model.data,
-            stop=_stop(problem),
-            seed=problem.seed,
-            collect_stats=False,
-        )
-        stats["iterations"] = result.num_iterations
-        stats["pyvrp_cost"] = int(result.best.distance())
-        stats["pyvrp_feasible"] = bool(result.best.is_feasible())
-        routes.update(model.routes_of(result.best))
+        best = _search(problem, model, stats)
+        stats["pyvrp_feasible"] = bool(best.is_feasible())
+        routes.update(model.routes_of(best))
 
     vehicles = {vehicle.key: vehicle for vehicle in problem.vehicles}
     for key, jobs in routes.items():
@@ -87,11 +82,78 @@ def solve(problem: Problem) -> Solution:
     )
 
 
-def _stop(problem: Problem):
-    runtime = MaxRuntime(problem.time_limit_seconds)
-    if problem.max_iterations is None:
+#: the share of the budget spent on a plan serving every servable job before giving up on it
+FIRST_PHASE_SHARE = 0.1
+
+
+def _search(problem: Problem, model: _PyvrpModel, stats: dict) -> pyvrp.Solution:
+    """PyVRP's best solution, in at most two phases within the problem's one budget.
+
+    First every job is required, as PyVRP models a VRPTW (and as fast as it runs): when the
+    fleet can serve them all, that run takes the whole budget. When it finds no feasible
+    solution within `FIRST_PHASE_SHARE` of the budget, the fleet cannot (or hardly can) serve
+    them all: the jobs become optional with their prize for the rest of the budget, starting
+    from the best routes found.
+    """
+    started = time.perf_counter()
+    give_up = _NoFeasibleWithin(
+        iterations=None
+        if problem.max_iterations is None
+        else max(1, int(problem.max_iterations * FIRST_PHASE_SHARE)),
+        seconds=problem.time_limit_seconds * FIRST_PHASE_SHARE,
+    )
+    first = pyvrp.solve(
+        model.data(required=True),
+        stop=MultipleCriteria(
+            [_budget(problem.max_iterations, problem.time_limit_seconds), give_up]
+        ),
+        seed=problem.seed,
+        collect_stats=False,
+    )
+    stats.update(iterations=first.num_iterations, phases=1)
+    if first.best.is_feasible():
+        return first.best
+
+    optional = model.data(required=False)
+    second = pyvrp.solve(
+        optional,
+        stop=_budget(
+            None
+            if problem.max_iterations is None
+            else max(0, problem.max_iterations - first.num_iterations),
+            max(0.0, problem.time_limit_seconds - (time.perf_counter() - started)),
+        ),
+        seed=problem.seed,
+        collect_stats=False,
+        initial_solution=model.carried_over(first.best, optional),
+    )
+    stats.update(iterations=first.num_iterations + second.num_iterations, phases=2)
+    return second.best
+
+
+def _budget(iterations: int | None, seconds: float):
+    runtime = MaxRuntime(seconds)
+    if iterations is None:
         return runtime
-    return MultipleCriteria([MaxIterations(problem.max_iterations), runtime])
+    return MultipleCriteria([MaxIterations(iterations), runtime])
+
+
+class _NoFeasibleWithin:
+    """A PyVRP stopping criterion: stop when no feasible solution was seen within the limits."""
+
+    def __init__(self, *, iterations: int | None, seconds: float):
+        self.iterations_left = iterations
+        self.deadline = time.perf_counter() + seconds
+
+    def __call__(self, best_cost: int) -> bool:
+        # PyVRP's cost of an infeasible best solution is the largest int64 (FirstFeasible's test)
+        if best_cost < np.iinfo(np.int64).max:
+            return False
+        if self.iterations_left is not None:
+            self.iterations_left -= 1
+            if self.iterations_left < 0:
+                return True
+        return time.perf_counter() > self.deadline
 
 
 def _alone_reason(problem: Problem, job: Job) -> str | None:
@@ -169,10 +231,10 @@ class _PyvrpModel:
         ]
 
         # Larger than any total of routes: one more job served always wins
-        prize = int(
+        self.prize = int(
             min(MAX_VALUE, (len(self.jobs) + len(vehicles) + 1) * max(1, int(travel.max())))
         )
-        clients = [
+        self.clients = [
             pyvrp.Client(
                 location=len(depot_locations) + index,
                 # one load dimension: on board are the deliveries still to make plus the
@@ -182,20 +244,51 @@ class _PyvrpModel:
                 service_duration=job.service_seconds,
                 tw_early=job.window_start,
                 tw_late=job.window_end,
-                prize=prize,
-                required=False,
                 name=job.key,
             )
             for index, job in enumerate(self.jobs)
         ]
-        self.data = pyvrp.ProblemData(
+        self.required_data = pyvrp.ProblemData(
             locations=[pyvrp.Location(0, 0) for _ in rows],
-            clients=clients,
+            clients=self.clients,
             depots=[pyvrp.Depot(location=index) for index in range(len(depot_locations))],
             vehicle_types=vehicle_types,
             distance_matrices=matrices,
             duration_matrices=matrices,
         )
+
+    def data(self, *, required: bool) -> pyvrp.ProblemData:
+        """Every job required, or every job optional with a prize."""
+        if required:
+            return self.required_data
+        optional = [self._optional(client) for client in self.clients]
+        return self.required_data.replace(clients=optional)
+
+    def _optional(self, client: pyvrp.Client) -> pyvrp.Client:
+        return pyvrp.Client(
+            location=client.location,
+            delivery=client.delivery,
+            pickup=client.pickup,
+            service_duration=client.service_duration,
+            tw_early=client.tw_early,
+            tw_late=client.tw_late,
+            prize=self.prize,
+            required=False,
+            name=client.name,
+        )
+
+    @staticmethod
+    def carried_over(solution: pyvrp.Solution, data: pyvrp.ProblemData) -> pyvrp.Solution:
+        """`solution`'s routes in `data`, a problem with the same clients and vehicles."""
+        routes = [
+            pyvrp.Route(
+                data,
+                [activity.idx for activity in route if activity.is_client()],
+                route.vehicle_type(),
+            )
+            for route in solution.routes()
+        ]
+        return pyvrp.Solution(data, routes)
 
     @staticmethod
     def _prohibitive(problem: Problem, travel: np.ndarray) -> int:

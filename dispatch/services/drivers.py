@@ -30,9 +30,7 @@ def _zones_set(*, driver: Driver, zone_ids: list) -> None:
 
 
 @transaction.atomic
-def driver_create(
-    *, organization_id: UUID | str, zone_ids: list | None = None, **fields
-) -> Driver:
+def driver_create(*, organization_id: UUID | str, zone_ids: list | None = None, **fields) -> Driver:
     """A new driver (the fields of `tenants.services.driver_create`) serving `zone_ids` (none:
     every zone of the organization)."""
     driver = tenant_services.driver_create(organization_id=organization_id, **fields)

@@ -76,6 +76,9 @@ def test_capacity_leaves_the_jobs_beyond_it_unassigned_for_capacity():
     assert len(solution.routes[0].job_keys) == 3
     assert len(solution.unassigned) == 2
     assert set(solution.reasons.values()) == {"capacity"}
+    # all five required cannot be feasible: the second phase makes them optional
+    assert solution.stats["phases"] == 2
+    assert solution.stats["iterations"] == 200
 
 
 def test_time_windows_decide_the_order_of_stops():
@@ -92,6 +95,22 @@ def test_time_windows_decide_the_order_of_stops():
     assert solution.routes[0].job_keys == ("far", "near")
     assert recheck(problem, solution) == {"v1": [1000, 3000]}
     assert solution.unassigned == ()
+    assert solution.stats["phases"] == 1
+
+
+def test_an_overbooked_fleet_without_an_iteration_limit_stops_at_its_time_limit():
+    problem = problem_of(
+        [0, *range(100, 2100, 100)],
+        [van(capacity=4), van("v2", capacity=4)],
+        [job(f"j{i}", i) for i in range(1, 21)],
+        time_limit_seconds=1.0,
+    )
+
+    solution = solve(problem)
+
+    recheck(problem, solution)
+    assert len(solution.unassigned) == 12
+    assert solution.solver_ms < 1500
 
 
 def test_a_job_no_vehicle_reaches_in_its_window_is_unassigned_for_time_window():
