@@ -39,6 +39,7 @@ from dispatch.models import (
     StopKind,
 )
 from dispatch.services.matrices import matrices_for
+from dispatch.services.order_versions import order_version
 from dispatch.services.orders_of_day import order_window, orders_of_day
 from dispatch.services.policy import dispatch_policy_get_or_create
 from integrations.errors import DriverInactive
@@ -532,6 +533,7 @@ def _solution_store(plan: Plan, built: _Built, problem, solution: solver.Solutio
                 lat=stop.lat,
                 lng=stop.lng,
                 service_seconds=stop.job.service_seconds,
+                order_version=order_version(stop.order),
             )
             for sequence, (stop, eta) in enumerate(zip(stops, timed.etas, strict=True), start=1)
         )
@@ -543,6 +545,7 @@ def _solution_store(plan: Plan, built: _Built, problem, solution: solver.Solutio
             excluded=excluded,
             window_start=None if window is None else window.start,
             window_end=None if window is None else window.end,
+            order_version=order_version(order),
         )
         for order, reason, excluded, window in built.left_out.values()
     ]
@@ -555,6 +558,7 @@ def _solution_store(plan: Plan, built: _Built, problem, solution: solver.Solutio
                 reason=reason,
                 window_start=stop.window_start,
                 window_end=stop.window_end,
+                order_version=order_version(stop.order),
             )
         )
     PlanLeftOut.objects.bulk_create(left_out)
