@@ -26,13 +26,13 @@ class PlanCommitApi(ManagementApiView):
         """Assigns the plan's orders to its drivers, in one transaction: each order moves to
         `assigned` with its route, sequence and `eta` (the partner's `order.assigned` carries the
         driver and the ETA). Each order is locked and checked again first: one that changed since
-        planning is skipped and listed with why (`cancelled`, `failed`, `started`, `reassigned`,
-        `rescheduled`, `driver_inactive`, `driver_busy`), never overwritten. The plan supersedes
-        the committed plan of its date whose zones overlap; an order moved to another driver goes
-        through `dispatching` and gets a new `order.assigned`; an order kept by its driver gets
-        no second event; a started stop (picked up, in transit) never moves and stays first on
-        its driver's route. An order the plan leaves unassigned that was assigned goes back to
-        `dispatching`.
+        planning is skipped and listed with why (`cancelled`, `failed`, `delivered`, `started`,
+        `reassigned`, `rescheduled`, `driver_inactive`, `driver_busy`), never overwritten. The
+        plan supersedes the committed plan of its date whose zones overlap; an order moved to
+        another driver goes through `dispatching` and gets a new `order.assigned`; an order kept
+        by its driver gets no second event; a started stop (picked up, in transit) never moves
+        and stays first on its driver's route. An order the plan leaves unassigned that was
+        assigned goes back to `dispatching`.
 
         For an organization admin with a bearer token (401 `Invalid or missing token`).
 

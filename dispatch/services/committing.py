@@ -12,7 +12,7 @@ commit and a manual assignment, or a commit and a cancel never interleave:
    cancel (`order_transition`) takes the same row lock, so it happens wholly before or after.
 
 Each order is checked again under its lock and skipped (reported, never overwritten) when it is
-no longer what the plan saw: `cancelled`, `failed`, `started` (picked up or later on another
+no longer what the plan saw: `cancelled`, `failed`, `delivered`, `started` (picked up, on another
 driver's route), `reassigned` (its driver changed since planning: assigned or unassigned by
 hand), `rescheduled` (its zone, slot or window changed), or when the route's driver is
 `driver_inactive` or has a route that day in a committed plan of other zones (`driver_busy`).
@@ -57,6 +57,7 @@ COMMIT_ACTOR = "dispatch"
 class SkipReason:
     CANCELLED = "cancelled"
     FAILED = "failed"
+    DELIVERED = "delivered"
     STARTED = "started"
     REASSIGNED = "reassigned"
     RESCHEDULED = "rescheduled"
@@ -65,6 +66,7 @@ class SkipReason:
     ALL = (
         CANCELLED,
         FAILED,
+        DELIVERED,
         STARTED,
         REASSIGNED,
         RESCHEDULED,
@@ -111,6 +113,8 @@ def _skip_reason(order: Order, stop: PlanStop, busy_drivers: set[UUID]) -> str |
         return SkipReason.CANCELLED
     if order.status == OrderStatus.FAILED:
         return SkipReason.FAILED
+    if order.status == OrderStatus.DELIVERED:
+        return SkipReason.DELIVERED
     route_driver = stop.route.driver
     if order.status not in (*WAITING_STATUSES, OrderStatus.ASSIGNED):
         # Picked up or later: it stays with its driver; on that driver's own route it is kept.
@@ -360,8 +364,8 @@ def _stop_copy(old: PlanStop, plan: Plan, route: PlanRoute, order: Order) -> Pla
 def _assign(order: Order, route: PlanRoute, stop: PlanStop) -> bool:
     """Assigns `order` to the route's driver with the stop's ETA; answers whether it is assigned
     on the route now (a started order only keeps its place)."""
-    if order.status in STARTED_STATUSES:
-        return False
+    if order.status not in (*WAITING_STATUSES, OrderStatus.ASSIGNED):
+        return False  # under way: it keeps its place, never moved through the machine again
     driver = route.driver
     if order.status == OrderStatus.ASSIGNED and order.driver_id == driver.id:
         # Same driver: the partner already knows; only the ETA (and place) move, no new event.

@@ -114,6 +114,17 @@ def test_an_order_changed_since_planning_is_skipped_never_overwritten(
     world.route_check(PlanRoute.objects.get(plan=plan))
 
 
+def test_an_order_delivered_since_planning_is_skipped(manager, organization, mitte, samira):
+    done, waiting = (world.window_order(organization, mitte, ref) for ref in ("D-1", "D-2"))
+    plan = world.ready_plan(organization, [mitte], {samira: [done, waiting]})
+    builders.advance(done, "assigned", "picked_up", "in_transit", "delivered", driver=samira)
+
+    body = commit(manager, organization, plan)
+
+    assert body["skipped"] == [{"orderId": str(done.id), "reason": "delivered"}]
+    assert world.committed_routes(organization) == {"Samira Haddad": ["D-2"]}
+
+
 def test_a_release_is_not_a_change_that_skips(manager, organization, mitte, samira):
     order = world.window_order(organization, mitte, "R-1")
     plan = world.ready_plan(organization, [mitte], {samira: [order]})
