@@ -14,6 +14,11 @@ class DispatchOrderAdmin(OrderAdmin):
         if to_status == OrderStatus.ASSIGNED and driver is not None:
             routes_of_day.order_assign(order=order, driver=driver, actor=actor, reason=reason)
             return
+        if to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
+            routes_of_day.order_unassign(
+                order=order, to_status=to_status, actor=actor, reason=reason
+            )
+            return
         order_services.order_transition(
             order=order, to_status=to_status, actor=actor, driver=driver, reason=reason
         )

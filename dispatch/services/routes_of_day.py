@@ -133,7 +133,8 @@ def _route_create(order: Order, driver: Driver, day: date) -> PlanRoute:
 
 
 def _leave_other_routes(order: Order, day: date) -> None:
-    """Takes the order off any committed route of `day` (it had another driver), re-timing it."""
+    """Takes the order off any committed route of `day` (it had another driver, or none now),
+    re-timing that route."""
     for stop in PlanStop.objects.filter(
         order=order, plan__status=PlanStatus.COMMITTED, route__date=day
     ).select_related("plan", "route"):
@@ -207,3 +208,16 @@ def order_assign(*, order: Order, driver: Driver, actor: str = "", reason: str =
             reason=reason,
             eta=stop.eta if stop is not None else None,
         )
+
+
+def order_unassign(*, order: Order, to_status: str, actor: str = "", reason: str = "") -> Order:
+    """Takes an assigned order back to `dispatching` or `pending` by hand (the status machine's
+    checks and errors) and off its driver's route of the day, re-timing that route."""
+    day = order_day(Order.objects.select_related("zone", "slot_booking").get(pk=order.pk))
+    with transaction.atomic():
+        day_lock(organization_id=order.organization_id, day=day)
+        moved = order_services.order_transition(
+            order=order, to_status=to_status, actor=actor, reason=reason
+        )
+        _leave_other_routes(moved, day)
+        return moved

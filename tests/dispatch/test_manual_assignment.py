@@ -146,3 +146,21 @@ def test_the_admin_assignment_joins_the_route_too(organization, mitte, samira):
     assert order.status == "assigned"
     assert order.eta is not None
     assert world.committed_routes(organization) == {"Samira Haddad": ["A-1"]}
+
+
+def test_unassigning_by_hand_takes_the_order_off_the_route(manager, organization, mitte, samira):
+    kept, dropped = (world.window_order(organization, mitte, ref) for ref in ("U-1", "U-2"))
+    for order in (kept, dropped):
+        assert assign(manager, organization, order, samira).status_code == 200
+
+    response = manager.post(
+        f"/api/manage/organizations/{organization.id}/orders/{dropped.id}/transition",
+        {"status": "dispatching"},
+        format="json",
+    )
+
+    assert response.status_code == 200, response.content
+    assert world.committed_routes(organization) == {"Samira Haddad": ["U-1"]}
+    dropped.refresh_from_db()
+    assert (dropped.status, dropped.driver_id, dropped.eta) == ("dispatching", None, None)
+    world.route_check(PlanRoute.objects.get(driver=samira))
