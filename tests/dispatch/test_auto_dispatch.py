@@ -3,6 +3,7 @@ planned and committed when one of its slots' booking cutoff passes, and `autoDis
 before a partner window opens; safe to run twice, and on two beat processes at once."""
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
@@ -35,13 +36,13 @@ def booked_day(organization):
     zone.save(update_fields=["purpose"])
     template = builders.slot_template(zone, day_of_week=0, start="10:00", duration=240, cutoff=120)
     client = builders.erp_client(organization)
-    with time_machine.travel(builders.NOW, tick=False):
-        for n, north in enumerate((400, 900)):
-            lat, lng = builders.offset(*world.DEPOT, north_m=north)
-            response = builders.book(
-                client, template, world.DAY, ref=f"SO-{n}", dropoffLat=lat, dropoffLng=lng
-            )
-            assert response.status_code == 201, response.content
+    # Booked now, years before the slot's cutoff.
+    for n, north in enumerate((400, 900)):
+        lat, lng = builders.offset(*world.DEPOT, north_m=north)
+        response = builders.book(
+            client, template, world.DAY, ref=f"SO-{n}", dropoffLat=lat, dropoffLng=lng
+        )
+        assert response.status_code == 201, response.content
     builders.driver(organization, "Samira Haddad")
     return zone
 
@@ -137,6 +138,26 @@ def test_two_beat_processes_at_once_plan_and_commit_once(organization, at_cutoff
     assert list(Plan.objects.values_list("status", flat=True)) == ["committed"]
     assigned = OrderStatusEvent.objects.filter(to_status="assigned")
     assert sorted(assigned.values_list("order__external_ref", flat=True)) == ["SO-0", "SO-1"]
+
+
+def test_with_a_real_worker_the_day_is_planned_then_committed(celery_worker, organization):
+    dispatch_policy_update(organization_id=organization.id, auto_dispatch="at_cutoff")
+    booked_day(organization)
+
+    assert auto_dispatch.auto_dispatch_run(now=CUTOFF).claimed == 1
+    plan = Plan.objects.get()
+    deadline = time.monotonic() + 60
+    while plan.status == "planning" and time.monotonic() < deadline:
+        time.sleep(0.2)
+        plan.refresh_from_db()
+    assert plan.status == "ready", plan.error
+    assert auto_dispatch.auto_dispatch_run(now=CUTOFF).committed == 1
+
+    plan.refresh_from_db()
+    assert plan.status == "committed"
+    for route in plan.routes.all():
+        world.route_check(route)
+    assert set(Order.objects.values_list("status", flat=True)) == {"assigned"}
 
 
 def test_the_beat_runs_it_every_minute():
