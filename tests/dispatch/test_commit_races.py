@@ -10,7 +10,7 @@ from django.db import connection
 
 from delivery.errors import ApplicationError
 from dispatch.models import Plan, PlanStatus, PlanStop
-from dispatch.services import committing
+from dispatch.services import committing, routes_of_day
 from integrations.models import Order
 from tests import builders
 from tests.dispatch import committed_world as world
@@ -140,3 +140,28 @@ def assert_each_order_once_or_cancelled(organization):
         if stop.order.status == "assigned":
             assert stop.order.driver_id == stop.route.driver_id
     assert not Order.objects.filter(status="assigned").exclude(pk__in=places).exists()
+
+
+def test_assignments_by_hand_racing_a_commit_leave_each_order_on_one_route(organization):
+    zone, (first, second), orders = day(organization)
+    third = builders.driver(organization, "Driver 2")
+    plan = world.ready_plan(organization, [zone], {first: orders[:3], second: orders[3:]})
+    by_hand = orders[1::2]
+
+    def assign(order):
+        return lambda: routes_of_day.order_assign(order=order, driver=third, actor="test")
+
+    results = run_together(
+        lambda: committing.plan_commit(organization_id=organization.id, plan_id=plan.id),
+        *[assign(order) for order in by_hand],
+    )
+
+    # An assignment before the commit makes it skip the order; one after it is refused (409).
+    commit_result = results[0]
+    assert isinstance(commit_result, committing.CommitResult), commit_result
+    skipped = {item.order_id for item in commit_result.skipped}
+    refused = [result for result in results[1:] if isinstance(result, ApplicationError)]
+    assert len(skipped) + len(refused) == len(by_hand)
+    assert {item.reason for item in commit_result.skipped} <= {"reassigned"}
+    assert_each_order_once(organization)
+    assert Order.objects.filter(status="assigned").count() == 6
