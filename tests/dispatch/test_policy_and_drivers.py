@@ -182,3 +182,14 @@ def test_bad_driver_dispatch_fields_are_answered_with_the_error_body(
         400,
         "shiftEnd must be after shiftStart",
     )
+
+
+def test_a_patch_with_half_a_depot_is_a_400(client, organization):
+    zone = builders.zone(organization, "Mitte")
+
+    response = client.patch(
+        f"{zones_url(organization)}/{zone.id}", {"depot": {"address": "Alex"}}, format="json"
+    )
+
+    body = assert_error(response, 400)
+    assert body["message"] == ["depot.lat required", "depot.lng required"]
