@@ -7,7 +7,7 @@ from uuid import UUID
 from django.db.models import Prefetch, QuerySet
 
 from delivery.fields import parse_uuid
-from delivery.queries import Page, page_of
+from delivery.pagination import Page, page_of
 from dispatch.errors import PlanNotFound
 from dispatch.models import DriverZone, Plan, PlanLeftOut, PlanRoute, PlanStop
 from dispatch.services.planning import driver_capacity
