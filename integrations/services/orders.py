@@ -5,6 +5,7 @@ machine, writes the history row, frees window or slot capacity on entering `canc
 `failed`, and emits the partner family's `order.*` event, all in one transaction.
 """
 
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -12,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from delivery.queries import CompiledInsert, rows_insert
+from delivery.timezones import zone_tz
 from integrations.errors import (
     DriverInactive,
     DriverRequired,
@@ -140,12 +142,14 @@ def order_transition(
     actor: str = "",
     driver: Driver | None = None,
     reason: str = "",
+    eta: datetime | None = None,
 ) -> Order:
     """Moves `order` to `to_status` by the machine of contract "Orders", and returns it updated.
 
     - 409 `Order <ref> cannot be <verb> in status <status>` for a transition not in the table;
     - entering `assigned` needs an active `driver` of the order's organization, which
-      becomes the order's driver; going back to `dispatching` or `pending` unassigns it;
+      becomes the order's driver, with `eta` (contract "Dispatch"); going back to `dispatching`
+      or `pending` unassigns it and clears the ETA;
     - entering `dispatching` ends a hold and sets `released_at` the first time;
     - entering `cancelled` or `failed` frees the order's window place and slot booking;
     - a partner-family order emits `order.<status>` (contract "Orders") in the same transaction.
@@ -171,8 +175,10 @@ def order_transition(
             if not driver.is_active:
                 raise DriverInactive()
             locked.driver = driver
+            locked.eta = eta
         elif to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
             locked.driver = None
+            locked.eta = None
         if to_status == OrderStatus.DISPATCHING:
             # Released: no longer held for its delivery day (contract "Orders").
             locked.held_until = None
@@ -180,7 +186,9 @@ def order_transition(
                 locked.released_at = now
         locked.status = to_status
         locked.updated_at = now
-        locked.save(update_fields=["status", "driver", "released_at", "held_until", "updated_at"])
+        locked.save(
+            update_fields=["status", "driver", "eta", "released_at", "held_until", "updated_at"]
+        )
         OrderStatusEvent.objects.create(
             order=locked,
             from_status=from_status,
@@ -194,6 +202,22 @@ def order_transition(
         if locked.family == OrderFamily.PARTNER and to_status in PARTNER_EVENTS:
             _partner_event_emit(locked, PARTNER_EVENTS[to_status], reason=reason)
     return locked
+
+
+def order_eta_shown(order: Order) -> str | None:
+    """The order's ETA as partners read it: in its zone's time, with the offset (contract
+    "Dispatch"); None until assigned."""
+    if order.eta is None:
+        return None
+    tz = zone_tz(order.zone.timezone) if order.zone_id else UTC
+    return order.eta.astimezone(tz).isoformat()
+
+
+def order_eta_set(*, order: Order, eta: datetime | None) -> None:
+    """Moves an assigned order's ETA without a status change (a re-plan that keeps its driver),
+    in the caller's transaction; no event (the partner's driver is unchanged)."""
+    Order.objects.filter(pk=order.pk).update(eta=eta, updated_at=timezone.now())
+    order.eta = eta
 
 
 def _capacity_free(order: Order) -> None:
@@ -211,6 +235,7 @@ def _partner_event_emit(order: Order, event: str, *, reason: str = "") -> None:
             "name": order.driver.name,
             "phone": order.driver.phone,
         }
+        extra["eta"] = order_eta_shown(order)
     if reason:
         extra["reason"] = reason
     webhook_events.order_event_emit(
