@@ -4,7 +4,8 @@ the drivers' admin form, which lives below zones in tenants)."""
 from django import forms
 from django.contrib import admin
 
-from dispatch.models import DispatchPolicy, DriverZone
+from dispatch.admin_views import PlanAdmin
+from dispatch.models import DispatchPolicy, DriverZone, Plan
 from tenants.admin import DriverAdmin, DriverAdminForm
 from tenants.admin_scoping import OrganizationScopedAdmin
 from zones.models import Zone
@@ -79,3 +80,6 @@ class DriverDispatchForm(DriverAdminForm):
 
 DriverAdmin.form = DriverDispatchForm
 DriverAdmin.fields = (*DriverAdmin.fields[:-1], "zones_served", DriverAdmin.fields[-1])
+
+# The dispatcher's page hangs off the plans' admin (dispatch/admin_views.py).
+admin.site.register(Plan, PlanAdmin)
