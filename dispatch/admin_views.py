@@ -210,7 +210,9 @@ class PlanAdmin(ReadOnlyAdminMixin, OrganizationScopedAdmin):
         several_organizations = len({item.organization_id for item in zones}) > 1
         context = {
             **self.admin_site.each_context(request),
-            "title": "Dispatch",
+            "title": "Dispatch"
+            if zone is None
+            else f"Dispatch of {zone.name}, {calendar_day(day)}",
             "opts": self.model._meta,
             "zones": [
                 (
@@ -229,6 +231,7 @@ class PlanAdmin(ReadOnlyAdminMixin, OrganizationScopedAdmin):
             "planning": plan is not None and plan.status == PlanStatus.PLANNING,
             "refresh_seconds": PLANNING_REFRESH_SECONDS,
             "zone_map": None if board is not None or zone is None else _zone_map(zone),
+            "committed_at": _committed_at(plan, zone),
         }
         return TemplateResponse(request, PAGE_TEMPLATE, context)
 
@@ -326,6 +329,12 @@ class PlanAdmin(ReadOnlyAdminMixin, OrganizationScopedAdmin):
             )
             messages.warning(request, f"Skipped: {skipped}")
         return back
+
+
+def _committed_at(plan: Plan | None, zone: Zone | None) -> str | None:
+    if plan is None or plan.committed_at is None:
+        return None
+    return zone_time(plan.committed_at, zone.timezone if zone is not None else None)
 
 
 def _map_zone(zone: Zone) -> admin_map.MapZone:
