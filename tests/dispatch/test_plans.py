@@ -253,3 +253,18 @@ def test_plans_are_listed_newest_first_and_filtered(client, organization, mitte)
     assert [item["id"] for item in only_ready["items"]] == [ready["id"]]
     other_day = client.get(plans_url(organization), {"date": "2031-01-09"}).json()
     assert other_day["items"] == []
+
+
+def test_a_failing_osrm_server_falls_back_to_straight_lines_and_says_so(
+    client, organization, mitte, settings
+):
+    settings.ROUTING = "osrm"
+    settings.OSRM_URL = "http://127.0.0.1:1"  # nobody listens
+    settings.OSRM_TIMEOUT_SECONDS = 1.0
+    builders.driver(organization)
+    order(organization, mitte, window=(at(9), at(12)))
+
+    plan = solved(client, organization, {"date": DAY.isoformat()})
+
+    assert plan["routing"] == "haversine-fallback"
+    assert len(plan["routes"]) == 1
