@@ -4,6 +4,7 @@ the drivers' admin form, which lives below zones in tenants)."""
 from django import forms
 from django.contrib import admin
 
+from dispatch import admin_orders
 from dispatch.admin_views import PlanAdmin
 from dispatch.models import DispatchPolicy, DriverZone, Plan
 from tenants.admin import DriverAdmin, DriverAdminForm
@@ -80,6 +81,10 @@ class DriverDispatchForm(DriverAdminForm):
 
 DriverAdmin.form = DriverDispatchForm
 DriverAdmin.fields = (*DriverAdmin.fields[:-1], "zones_served", DriverAdmin.fields[-1])
+
+
+# ----- orders: an assignment by hand joins the driver's route of the day (dispatch.admin_orders)
+admin_orders.register()
 
 # The dispatcher's page hangs off the plans' admin (dispatch/admin_views.py).
 admin.site.register(Plan, PlanAdmin)

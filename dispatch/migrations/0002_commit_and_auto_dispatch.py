@@ -6,52 +6,99 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('dispatch', '0001_initial'),
-        ('tenants', '0005_driver_dispatch_fields'),
-        ('zones', '0004_zone_depot'),
+        ("dispatch", "0001_initial"),
+        ("tenants", "0005_driver_dispatch_fields"),
+        ("zones", "0004_zone_depot"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='planleftout',
-            name='order_version',
-            field=models.CharField(blank=True, default='', max_length=300),
+            model_name="planleftout",
+            name="order_version",
+            field=models.CharField(blank=True, default="", max_length=300),
         ),
         migrations.AddField(
-            model_name='planstop',
-            name='order_version',
-            field=models.CharField(blank=True, default='', max_length=300),
+            model_name="planstop",
+            name="order_version",
+            field=models.CharField(blank=True, default="", max_length=300),
         ),
         migrations.CreateModel(
-            name='AutoDispatchRun',
+            name="AutoDispatchRun",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('date', models.DateField()),
-                ('trigger', models.CharField(choices=[('slot_cutoff', "A slot's booking cutoff"), ('window_lead', 'Lead time before a partner window')], max_length=20)),
-                ('due_at', models.DateTimeField()),
-                ('claimed_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('error', models.TextField(blank=True, default='')),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.organization')),
-                ('plan', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='dispatch.plan')),
-                ('zone', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='zones.zone')),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("date", models.DateField()),
+                (
+                    "trigger",
+                    models.CharField(
+                        choices=[
+                            ("slot_cutoff", "A slot's booking cutoff"),
+                            ("window_lead", "Lead time before a partner window"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("due_at", models.DateTimeField()),
+                ("claimed_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("error", models.TextField(blank=True, default="")),
+                (
+                    "organization",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="tenants.organization",
+                    ),
+                ),
+                (
+                    "plan",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="dispatch.plan",
+                    ),
+                ),
+                (
+                    "zone",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="zones.zone",
+                    ),
+                ),
             ],
             options={
-                'ordering': ('-claimed_at', 'id'),
-                'constraints': [models.UniqueConstraint(fields=('organization', 'zone', 'date', 'trigger', 'due_at'), name='auto_dispatch_run_unique')],
+                "ordering": ("-claimed_at", "id"),
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("organization", "zone", "date", "trigger", "due_at"),
+                        name="auto_dispatch_run_unique",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='DispatchDay',
+            name="DispatchDay",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('date', models.DateField()),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.organization')),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("date", models.DateField()),
+                (
+                    "organization",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="tenants.organization",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('organization', 'date'), name='dispatch_day_unique')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("organization", "date"), name="dispatch_day_unique"
+                    )
+                ],
             },
         ),
     ]

@@ -200,126 +200,161 @@ def plan_commit(*, organization_id: UUID | str, plan_id: UUID | str) -> CommitRe
 
 
 def _commit(plan: Plan, superseded: list[Plan]) -> CommitResult:
-    result = CommitResult(plan=plan)
-    stops = list(
-        PlanStop.objects.filter(plan=plan)
-        .select_related("route__driver")
-        .order_by("route_id", "sequence", "id")
-    )
-    unassigned = list(PlanLeftOut.objects.filter(plan=plan, excluded=False))
-    old_stops = list(
-        PlanStop.objects.filter(plan__in=superseded)
-        .select_related("route__driver", "route__zone")
-        .order_by("plan__committed_at", "route_id", "sequence", "id")
-    )
-    order_ids = sorted(
-        {stop.order_id for stop in stops}
-        | {row.order_id for row in unassigned}
-        | {stop.order_id for stop in old_stops}
-    )
-    # Locked in id order: the order every commit takes them in (a cancel takes one of them).
-    orders = {
-        order.pk: order
-        for order in Order.objects.select_for_update(of=("self",))
-        .filter(pk__in=order_ids)
-        .select_related("zone", "driver", "slot_booking")
-        .order_by("pk")
-    }
-    busy_drivers = set(
-        PlanRoute.objects.filter(
-            plan__organization_id=plan.organization_id,
-            plan__status=PlanStatus.COMMITTED,
-            date=plan.date,
-        )
-        .exclude(plan__in=[plan, *superseded])
-        .values_list("driver_id", flat=True)
-    )
-
-    routes: dict[UUID, PlanRoute] = {}
-    kept: dict[UUID, list[PlanStop]] = defaultdict(list)
-    for stop in stops:
-        routes[stop.route.driver_id] = stop.route
-        reason = _skip_reason(orders[stop.order_id], stop, busy_drivers)
-        if reason is None:
-            kept[stop.route.driver_id].append(stop)
-        else:
-            result.skipped.append(Skipped(stop.order_id, reason))
-            stop.delete()
-    placed = {stop.order_id for driver_stops in kept.values() for stop in driver_stops}
-
-    # What the superseded routes still carry and this plan does not place stays with its driver.
-    carried: dict[UUID, list[PlanStop]] = defaultdict(list)
-    left_out_by_order = {row.order_id: row for row in unassigned}
-    for old in old_stops:
-        order = orders[old.order_id]
-        if old.order_id in placed or order.status not in ON_ROUTE_STATUSES:
-            continue
-        if order.driver_id != old.route.driver_id:
-            continue  # moved to another driver since: it is on that driver's route, not this one
-        row = left_out_by_order.get(old.order_id)
-        if row is not None and version_change(row.order_version, order) is None:
-            continue  # this plan leaves it unassigned, knowing it as it is: it is unassigned below
-        if row is not None:
-            row.delete()
-            del left_out_by_order[old.order_id]
-        route = _route_for(plan, old.route, routes)
-        carried[route.driver_id].append(
-            PlanStop(
-                plan=plan,
-                route=route,
-                order=order,
-                sequence=0,
-                kind=old.kind,
-                eta=old.eta,
-                window_start=old.window_start,
-                window_end=old.window_end,
-                lat=old.lat,
-                lng=old.lng,
-                service_seconds=old.service_seconds,
-                order_version=order_version(order),
-            )
-        )
-        placed.add(old.order_id)
-        if order.zone_id and order.zone_id not in plan.zone_ids:
-            plan.zone_ids = sorted([*plan.zone_ids, order.zone_id], key=str)
-
-    carried_ids = {stop.order_id for driver_stops in carried.values() for stop in driver_stops}
-    sequences: dict[PlanRoute, list[PlanStop]] = {}
-    for driver_id, route in routes.items():
-        sequences[route] = _started_first(kept[driver_id] + carried[driver_id], orders)
-    for route, route_stops in list(sequences.items()):
-        if not route_stops:
-            del sequences[route]
-            route.delete()
-    routes_renumber(sequences)
-    for route in sequences:
-        route_retime(plan=plan, route=route)
-
-    now = timezone.now()
-    for route in sequences:
-        for stop in route.stops.order_by("sequence"):
-            order = orders[stop.order_id]
-            if _assign(order, route, stop) and stop.order_id not in carried_ids:
-                result.assigned += 1
-    for row in left_out_by_order.values():
-        order = orders[row.order_id]
-        if order.status == OrderStatus.ASSIGNED and version_change(row.order_version, order) is None:
-            # The plan found no room for it: it waits for a driver again, as the plan shows.
-            order_services.order_transition(
-                order=order,
-                to_status=OrderStatus.DISPATCHING,
-                actor=COMMIT_ACTOR,
-                reason="Not on any route of the committed plan",
-            )
+    commit = _Commit(plan, superseded)
+    commit.lock_orders()
+    commit.place_planned_stops()
+    commit.carry_superseded_stops()
+    sequences = commit.store_routes()
+    commit.assign(sequences)
+    commit.unassign_left_out()
 
     Plan.objects.filter(pk__in=[item.pk for item in superseded]).update(
         status=PlanStatus.SUPERSEDED
     )
     plan.status = PlanStatus.COMMITTED
-    plan.committed_at = now
+    plan.committed_at = timezone.now()
     plan.save(update_fields=["status", "committed_at", "zone_ids"])
-    result.skipped.sort(key=lambda item: str(item.order_id))
-    return result
+    commit.result.skipped.sort(key=lambda item: str(item.order_id))
+    return commit.result
+
+
+class _Commit:
+    """One commit's state, step by step (`_commit` runs them in order)."""
+
+    def __init__(self, plan: Plan, superseded: list[Plan]):
+        self.plan = plan
+        self.result = CommitResult(plan=plan)
+        self.stops = list(
+            PlanStop.objects.filter(plan=plan)
+            .select_related("route__driver")
+            .order_by("route_id", "sequence", "id")
+        )
+        self.left_out = {
+            row.order_id: row for row in PlanLeftOut.objects.filter(plan=plan, excluded=False)
+        }
+        self.old_stops = list(
+            PlanStop.objects.filter(plan__in=superseded)
+            .select_related("route__driver", "route__zone")
+            .order_by("plan__committed_at", "route_id", "sequence", "id")
+        )
+        self.busy_drivers = set(
+            PlanRoute.objects.filter(
+                plan__organization_id=plan.organization_id,
+                plan__status=PlanStatus.COMMITTED,
+                date=plan.date,
+            )
+            .exclude(plan__in=[plan, *superseded])
+            .values_list("driver_id", flat=True)
+        )
+        self.orders: dict[UUID, Order] = {}
+        self.routes: dict[UUID, PlanRoute] = {}
+        self.kept: dict[UUID, list[PlanStop]] = defaultdict(list)
+        self.carried: dict[UUID, list[PlanStop]] = defaultdict(list)
+        self.placed: set[UUID] = set()
+
+    def lock_orders(self) -> None:
+        order_ids = sorted(
+            {stop.order_id for stop in self.stops}
+            | set(self.left_out)
+            | {stop.order_id for stop in self.old_stops}
+        )
+        # Locked in id order: the order every commit takes them in (a cancel takes one of them).
+        self.orders = {
+            order.pk: order
+            for order in Order.objects.select_for_update(of=("self",))
+            .filter(pk__in=order_ids)
+            .select_related("zone", "driver", "slot_booking")
+            .order_by("pk")
+        }
+
+    def place_planned_stops(self) -> None:
+        """Keeps each stop the plan can still make; a skipped one leaves the route."""
+        for stop in self.stops:
+            self.routes[stop.route.driver_id] = stop.route
+            reason = _skip_reason(self.orders[stop.order_id], stop, self.busy_drivers)
+            if reason is None:
+                self.kept[stop.route.driver_id].append(stop)
+                self.placed.add(stop.order_id)
+            else:
+                self.result.skipped.append(Skipped(stop.order_id, reason))
+                stop.delete()
+
+    def carry_superseded_stops(self) -> None:
+        """What the superseded routes still carry and this plan does not place stays with its
+        driver, on that driver's route of this plan."""
+        for old in self.old_stops:
+            order = self.orders[old.order_id]
+            if old.order_id in self.placed or order.status not in ON_ROUTE_STATUSES:
+                continue
+            if order.driver_id != old.route.driver_id:
+                continue  # moved to another driver since: it is on that driver's route
+            row = self.left_out.get(old.order_id)
+            if row is not None and version_change(row.order_version, order) is None:
+                continue  # the plan leaves it unassigned knowing it as it is: unassigned below
+            if row is not None:
+                row.delete()
+                del self.left_out[old.order_id]
+            route = _route_for(self.plan, old.route, self.routes)
+            self.carried[route.driver_id].append(_stop_copy(old, self.plan, route, order))
+            self.placed.add(old.order_id)
+            if order.zone_id and order.zone_id not in self.plan.zone_ids:
+                self.plan.zone_ids = sorted([*self.plan.zone_ids, order.zone_id], key=str)
+
+    def store_routes(self) -> dict[PlanRoute, list[PlanStop]]:
+        """Each route's stops, started ones first, numbered and re-timed; empty routes go."""
+        sequences: dict[PlanRoute, list[PlanStop]] = {}
+        for driver_id, route in self.routes.items():
+            stops = _started_first(self.kept[driver_id] + self.carried[driver_id], self.orders)
+            if stops:
+                sequences[route] = stops
+            else:
+                route.delete()
+        routes_renumber(sequences)
+        for route in sequences:
+            route_retime(plan=self.plan, route=route)
+        return sequences
+
+    def assign(self, sequences: dict[PlanRoute, list[PlanStop]]) -> None:
+        carried = {stop.order_id for stops in self.carried.values() for stop in stops}
+        for route in sequences:
+            for stop in route.stops.order_by("sequence"):
+                assigned = _assign(self.orders[stop.order_id], route, stop)
+                if assigned and stop.order_id not in carried:
+                    self.result.assigned += 1
+
+    def unassign_left_out(self) -> None:
+        """An order the plan leaves unassigned, assigned when planned and unchanged since, waits
+        for a driver again, as the plan shows."""
+        for row in self.left_out.values():
+            order = self.orders[row.order_id]
+            if (
+                order.status == OrderStatus.ASSIGNED
+                and version_change(row.order_version, order) is None
+            ):
+                order_services.order_transition(
+                    order=order,
+                    to_status=OrderStatus.DISPATCHING,
+                    actor=COMMIT_ACTOR,
+                    reason="Not on any route of the committed plan",
+                )
+
+
+def _stop_copy(old: PlanStop, plan: Plan, route: PlanRoute, order: Order) -> PlanStop:
+    """A superseded route's stop on `route` of `plan` (unsaved: numbered when stored)."""
+    return PlanStop(
+        plan=plan,
+        route=route,
+        order=order,
+        sequence=0,
+        kind=old.kind,
+        eta=old.eta,
+        window_start=old.window_start,
+        window_end=old.window_end,
+        lat=old.lat,
+        lng=old.lng,
+        service_seconds=old.service_seconds,
+        order_version=order_version(order),
+    )
 
 
 def _assign(order: Order, route: PlanRoute, stop: PlanStop) -> bool:

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('integrations', '0004_order_api_key'),
+        ("integrations", "0004_order_api_key"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='order',
-            name='eta',
+            model_name="order",
+            name="eta",
             field=models.DateTimeField(blank=True, editable=False, null=True),
         ),
     ]

@@ -109,7 +109,8 @@ def committed_routes(organization, day=DAY) -> dict:
     ).select_related("driver"):
         assert route.driver.name not in routes, "a driver with two routes of one day"
         routes[route.driver.name] = [
-            stop.order.external_ref for stop in route.stops.select_related("order").order_by("sequence")
+            stop.order.external_ref
+            for stop in route.stops.select_related("order").order_by("sequence")
         ]
     return routes
 

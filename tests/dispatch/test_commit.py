@@ -290,7 +290,9 @@ def test_an_assigned_order_the_new_plan_leaves_out_waits_for_a_driver_again(
     manager, organization, mitte, samira
 ):
     kept, dropped = (world.window_order(organization, mitte, ref) for ref in ("L-1", "L-2"))
-    commit(manager, organization, world.ready_plan(organization, [mitte], {samira: [kept, dropped]}))
+    commit(
+        manager, organization, world.ready_plan(organization, [mitte], {samira: [kept, dropped]})
+    )
     second = world.ready_plan(organization, [mitte], {samira: [kept]}, unassigned=[dropped])
 
     commit(manager, organization, second)

@@ -53,7 +53,8 @@ def assert_each_order_once(organization):
 
 def assigned_events_per_order(organization) -> Counter:
     return Counter(
-        event.payload["externalRef"] for event in builders.events_named("order.assigned", organization)
+        event.payload["externalRef"]
+        for event in builders.events_named("order.assigned", organization)
     )
 
 
