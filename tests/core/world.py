@@ -12,6 +12,8 @@ from django.conf import settings
 from django.core import mail
 from rest_framework.test import APIClient
 
+from dispatch.models import Plan, PlanStatus
+from dispatch.services.policy import dispatch_policy_get_or_create
 from tenants.models import Membership, Organization, User
 from tests import builders
 from webhooks.models import Delivery
@@ -182,6 +184,15 @@ def build_world(name: str | None = None) -> World:
         imported=1,
     )
     world.ids["gazetteer_import_id"] = str(gazetteer_import.id)
+    # Dispatch's admin pages: the policy, and a plan (one that failed: no solve in these tests).
+    dispatch_policy_get_or_create(organization_id=organization.id)
+    Plan.objects.create(
+        organization=organization,
+        date=date(2039, 12, 24),
+        request_key="world",
+        status=PlanStatus.FAILED,
+        error="No solve in the world",
+    )
 
     mail.outbox = []
     invited = _created(
