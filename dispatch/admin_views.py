@@ -89,6 +89,9 @@ class PlanAdmin(ReadOnlyAdminMixin, OrganizationScopedAdmin):
     """Plans are written by the services only: the list links each to the dispatcher's page."""
 
     list_display = ("day", "status", "routing", "created", "solver_ms")
+    #: the date links to the dispatcher's page, the plan's own page is only its figures
+    list_display_links = None
+    fields = ("date", "status", "routing", "error", "solver_ms", "created_at", "solved_at")
     list_filter = ("status",)
     date_hierarchy = "date"
     change_list_template = "admin/dispatch/plan/change_list.html"

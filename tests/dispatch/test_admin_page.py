@@ -293,3 +293,60 @@ def test_a_user_without_an_organization_cannot_open_the_page(organization, fast_
 
     assert response.status_code == 302
     assert response["Location"].startswith("/admin/login/")
+
+
+def test_plans_list_shows_only_our_plans_each_linking_to_its_page(
+    ada, organization, other_organization
+):
+    mitte = world.depot_zone(organization)
+    ours = world.ready_plan(
+        organization,
+        [mitte],
+        {builders.driver(organization, "Samira"): [world.window_order(organization, mitte, "A-1")]},
+    )
+    theirs_zone = world.depot_zone(other_organization, "Globex Central")
+    theirs = world.ready_plan(
+        other_organization,
+        [theirs_zone],
+        {
+            builders.driver(other_organization, "Gus"): [
+                world.window_order(other_organization, theirs_zone, "GX-1")
+            ]
+        },
+    )
+
+    html = ada.get("/admin/dispatch/plan/").content.decode()
+
+    assert f'href="{PAGE}?plan={ours.id}"' in html
+    assert str(theirs.id) not in html
+    assert f'href="{PAGE}"' in html  # the object tool: the dispatcher's page
+    assert ada.get(f"/admin/dispatch/plan/{theirs.id}/change/").status_code == 302
+
+
+def test_hostile_text_in_every_field_is_a_message_or_a_404(ada, organization):
+    mitte = world.depot_zone(organization)
+    samira = builders.driver(organization, "Samira")
+    a1 = world.window_order(organization, mitte, "A-1")
+    plan = world.ready_plan(organization, [mitte], {samira: [a1]})
+    route = plan.routes.get()
+    hostile = ("\x00", "9" * 40, "' OR 1=1 --", "<script>", "2031-01-08\x00")
+
+    for text in hostile:
+        page = ada.get(PAGE, {"date": text, "zone": text})
+        # A NUL in the query string is refused by the service's middleware before any view.
+        refused_early = "\x00" in text
+        assert page.status_code == (400 if refused_early else 200)
+        if not refused_early:
+            assert "<script>" not in page.content.decode().split("</h1>", 1)[1]
+        assert ada.get(PAGE, {"plan": text}).status_code == (400 if refused_early else 404)
+        for body in (
+            {"order": text, "route": str(route.id), "position": "1"},
+            {"order": str(a1.id), "route": text, "position": "1"},
+            {"order": str(a1.id), "route": str(route.id), "position": text},
+        ):
+            moved = ada.post(move_url(plan), body, follow=True)
+            assert moved.status_code == 200
+            assert len(texts_of(moved)) == 1
+        planned = ada.post(PLAN_BUTTON, {"date": text, "zone": text}, follow=True)
+        assert planned.status_code == 200
+    assert [s.order_id for s in PlanStop.objects.filter(plan=plan)] == [a1.id]
