@@ -43,6 +43,11 @@ class StopRow:
     eta: str | None
     window: str | None
 
+    @property
+    def late(self) -> bool:
+        """Reached after its window closes (a move the dispatcher accepted)."""
+        return self.stop.eta > self.stop.window_end
+
 
 @dataclass
 class RouteRow:
@@ -58,6 +63,10 @@ class RouteRow:
     @property
     def travel_minutes(self) -> int:
         return round(self.route.travel_seconds / 60)
+
+    @property
+    def past_shift(self) -> bool:
+        return self.route.end_at is not None and self.route.end_at > self.route.shift_end
 
     @property
     def distance_km(self) -> float:

@@ -4,7 +4,7 @@ the excluded; Plan, moves and Commit through the page; another organization's pl
 out of reach; bad input answered with a message, never a 500."""
 
 import re
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 from django.contrib.messages import get_messages
@@ -140,6 +140,21 @@ def test_a_stop_moves_to_another_route_through_the_page_with_the_rules_it_breaks
     assert PlanStop.objects.get(order=a1).sequence == 1
     html = response.content.decode()
     assert html.index("A-2") < html.index("B-1")
+    assert "<strong>late</strong>" not in html
+
+
+def test_a_stop_reached_after_its_window_is_marked_late(ada, organization):
+    mitte = world.depot_zone(organization)
+    samira = builders.driver(organization, "Samira")
+    a1, a2 = (world.window_order(organization, mitte, ref) for ref in ("A-1", "A-2"))
+    plan = world.ready_plan(organization, [mitte], {samira: [a1, a2]})
+    PlanStop.objects.filter(order=a2).update(eta=world.WINDOW[1] + timedelta(minutes=5))
+
+    html = ada.get(PAGE, {"plan": str(plan.id)}).content.decode()
+
+    assert html.count("<strong>late</strong>") == 1
+    late_row = re.search(r'<tr class="stop">(?:(?!</tr>).)*A-2.*?</tr>', html, re.S).group(0)
+    assert "2030-01-06 12:05 Europe/Berlin <strong>late</strong>" in late_row
 
 
 def test_an_unassigned_order_moves_onto_a_route(ada, organization):
