@@ -34,6 +34,7 @@ openapi:
 screenshots:
 	scripts/bootstrap.sh dev
 	UPDATE_SCREENSHOTS=1 .venv/bin/pytest tests/tracking/test_tracking_browser.py tests/tenants/test_admin_browser.py \
+		tests/dispatch/test_admin_browser.py \
 		tests/core/test_api_docs.py::test_swagger_ui_shows_an_operation_expanded_in_a_real_browser -q $(ARGS)
 
 # Fault-injection tests (docs/faults.md): real gunicorn, Celery worker and beat against their own

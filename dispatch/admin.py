@@ -5,7 +5,8 @@ from django import forms
 from django.contrib import admin
 
 from dispatch import admin_orders
-from dispatch.models import DispatchPolicy, DriverZone
+from dispatch.admin_views import PlanAdmin
+from dispatch.models import DispatchPolicy, DriverZone, Plan
 from tenants.admin import DriverAdmin, DriverAdminForm
 from tenants.admin_scoping import OrganizationScopedAdmin
 from zones.models import Zone
@@ -84,3 +85,6 @@ DriverAdmin.fields = (*DriverAdmin.fields[:-1], "zones_served", DriverAdmin.fiel
 
 # ----- orders: an assignment by hand joins the driver's route of the day (dispatch.admin_orders)
 admin_orders.register()
+
+# The dispatcher's page hangs off the plans' admin (dispatch/admin_views.py).
+admin.site.register(Plan, PlanAdmin)

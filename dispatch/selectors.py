@@ -101,3 +101,13 @@ def drivers_with_dispatch(*, organization_id: UUID | str, drivers: list[Driver])
         driver.zone_ids = served.get(driver.id, [])
         driver.effective_capacity = driver_capacity(driver, vehicle_capacity)
     return drivers
+
+
+def plan_of_zone_day(*, organization_id: UUID | str, zone_id: UUID | str, day: date) -> Plan | None:
+    """The organization's newest plan of `day` over `zone_id` (what the dispatcher's page shows),
+    None when that day has none; without its contents (`plan_get` reads them)."""
+    return (
+        Plan.objects.filter(organization_id=organization_id, date=day, zone_ids__contains=[zone_id])
+        .order_by("-created_at", "-id")
+        .first()
+    )
