@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from datetime import date as date_type
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
@@ -66,11 +65,12 @@ def event_emit(
     if coalesce and event_id is None:
         raise ValueError("coalescing needs an explicit event_id")
     now = timezone.now()
-    same_id = Event.objects.filter(organization_id=organization_id, event_id=event_id)
     with transaction.atomic(savepoint=False):
         for _ in range(3):
-            if coalesce and same_id.filter(is_open=True).update(payload=payload, updated_at=now):
-                return same_id.get(is_open=True)
+            if coalesce and _same_id(organization_id, event_id, is_open=True).update(
+                payload=payload, updated_at=now
+            ):
+                return _same_id(organization_id, event_id, is_open=True).get()
             recorded = Event(
                 organization_id=organization_id,
                 family=family,
@@ -88,30 +88,29 @@ def event_emit(
                 return recorded
             if not coalesce:
                 # This id was emitted before: that event stands (emitting is idempotent).
-                return same_id.get(coalescible=False)
+                return _same_id(organization_id, event_id, coalescible=False).get()
             # A concurrent transaction opened the same id between our UPDATE and INSERT: its
             # row is committed now (the INSERT waited for it), so the UPDATE will find it.
     raise RuntimeError(f"could not record coalesced webhook event {event_id}")  # pragma: no cover
+
+
+def _same_id(organization_id, event_id: str, **state):
+    return Event.objects.filter(organization_id=organization_id, event_id=event_id, **state)
 
 
 def _delivery_create(event: Event, *, platform: str | None) -> None:
     """The event's delivery to the webhook URL of the organization's active key of `platform`
     (ERP events: the `erp` key), due now and queued on commit; none when that key has no URL
     or does not take this event (contract "Webhooks")."""
-    key = (
-        ApiKey.objects.filter(
-            Q(webhook_events__isnull=True) | Q(webhook_events__contains=[event.name]),
-            organization_id=event.organization_id,
-            platform=Platform.ERP if event.family == Family.ERP else platform,
-            is_active=True,
-        )
-        .exclude(webhook_url="")
-        .values_list("pk", "webhook_url")
-        .first()
-    )
-    if key is None:
+    keys = ApiKey.objects.filter(
+        organization_id=event.organization_id,
+        platform=Platform.ERP if event.family == Family.ERP else platform,
+        is_active=True,
+    ).values_list("pk", "webhook_url", "webhook_events")
+    # One active key per platform (tenants' constraint).
+    key_id, url, events = next(iter(keys), (None, "", None))
+    if not url or (events is not None and event.name not in events):
         return
-    key_id, url = key
     now = event.created_at
     delivery = Delivery(
         organization_id=event.organization_id,

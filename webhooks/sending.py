@@ -13,23 +13,29 @@ delivery next, in the same task (delivery_send), so a destination's backlog goes
 first without a message per hand-over.
 """
 
+import json
 import logging
 import uuid
 from datetime import datetime
 
 from cryptography.fernet import InvalidToken
-from django.db import transaction
-from django.db.models import Q
+from django.db import connection, transaction
+from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from delivery import metrics, netguard
 from delivery.encryption import decrypt_text
 from delivery.netguard import WebhookUrlRefused
-from webhooks import catalog, posting, queueing, signing
+from tenants.models import ApiKey
+from webhooks import catalog, posting, queueing, signing, statements
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event
 from webhooks.posting import Outcome
 
 logger = logging.getLogger(__name__)
+
+#: an attempt this long (or a failed one) may have seen others refused a slot meanwhile: its
+#: task then looks for its destination's waiting deliveries (the sweep is the fallback)
+SLOW_ATTEMPT_MS = 200
 
 
 def _unclaimed(now: datetime) -> Q:
@@ -44,34 +50,66 @@ def _claim(delivery_id, *, token: uuid.UUID, now: datetime) -> Delivery | None:
     waits for a slot (delivery_send, or the sweep).
     """
     with transaction.atomic():
-        # The key's row lock serializes the claims of one destination, so the count below sees
+        # The key's row lock serializes the claims of one destination, so CLAIM's count sees
         # every claim made before ours (FOR NO KEY UPDATE: rows referencing the key still insert).
-        delivery = (
-            Delivery.objects.select_related("event", "api_key")
-            .select_for_update(of=("api_key",), no_key=True)
-            .filter(_unclaimed(now), pk=delivery_id, status=DeliveryStatus.PENDING)
-            .first()
-        )
-        if delivery is None:
+        key = Delivery.objects.filter(pk=delivery_id).values("api_key_id")
+        if not ApiKey.objects.select_for_update(no_key=True).filter(pk=Subquery(key)).values("pk"):
             return None
-        if delivery.next_attempt_at > now:
-            if delivery.next_attempt_at <= now + queueing.countdown_horizon():
-                queueing.delivery_enqueue_on_commit(delivery.id, eta=delivery.next_attempt_at)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                statements.CLAIM,
+                {
+                    "id": delivery_id,
+                    "token": token,
+                    "until": now + queueing.claim_lease(),
+                    "now": now,
+                    "in_flight_after": queueing.in_flight_after(now),
+                    "in_flight_limit": queueing.in_flight_limit(),
+                },
+            )
+            row = statements.claimed_row(cursor)
+        if row is None:
+            _not_claimed(delivery_id, now=now)
             return None
-        in_flight = Delivery.objects.filter(
-            api_key_id=delivery.api_key_id,
-            status=DeliveryStatus.PENDING,
-            claimed_until__gt=queueing.in_flight_after(now),
-        ).count()
-        unclaimed = Delivery.objects.filter(_unclaimed(now), pk=delivery.pk, status=DeliveryStatus.PENDING)
-        if in_flight >= queueing.in_flight_limit():
-            unclaimed.update(queued_at=None)
-            logger.info("webhook delivery %s waits: its destination is busy", delivery.id)
-            return None
-        claimed = unclaimed.filter(next_attempt_at__lte=now).update(
-            claim_token=token, claimed_until=now + queueing.claim_lease()
-        )
-    return delivery if claimed else None
+    event = Event(
+        id=row["event_pk"],
+        organization_id=row["organization_id"],
+        family=row["family"],
+        name=row["name"],
+        event_id=row["event_id"],
+        payload=json.loads(row["payload"]),
+        created_at=row["event_created_at"],
+        is_open=row["is_open"],
+    )
+    api_key = ApiKey(
+        id=row["api_key_id"],
+        is_active=row["is_active"],
+        encrypted_value=row["encrypted_value"],
+        encrypted_webhook_secret=row["encrypted_webhook_secret"],
+        encrypted_previous_webhook_secret=row["encrypted_previous_webhook_secret"],
+        previous_webhook_secret_expires_at=row["previous_webhook_secret_expires_at"],
+    )
+    fields = ("id", "organization_id", "url", "attempts", "round_start_attempts", "schedule_start")
+    delivery = Delivery(event=event, api_key=api_key, **{name: row[name] for name in fields})
+    delivery.waiting_at_claim = row["waiting"]
+    return delivery
+
+
+def _not_claimed(delivery_id, *, now: datetime) -> None:
+    """Why CLAIM took nothing, under the key's lock: done or someone else's (nothing to do), due
+    soon (queued again for then), or due while its destination is at its limit (it waits)."""
+    unclaimed = Delivery.objects.filter(
+        _unclaimed(now), pk=delivery_id, status=DeliveryStatus.PENDING
+    )
+    due_at = unclaimed.values_list("next_attempt_at", flat=True).first()
+    if due_at is None:
+        return
+    if due_at > now:
+        if due_at <= now + queueing.countdown_horizon():
+            queueing.delivery_enqueue_on_commit(delivery_id, eta=due_at)
+        return
+    unclaimed.update(queued_at=None)
+    logger.info("webhook delivery %s waits: its destination is busy", delivery_id)
 
 
 def _close(event: Event) -> None:
@@ -146,7 +184,7 @@ def _record(delivery: Delivery, outcome: Outcome, *, token: uuid.UUID, started_a
     number = delivery.attempts + 1
     state = _next_state(delivery, outcome, now=now)
     with transaction.atomic():
-        DeliveryAttempt.objects.create(
+        attempt = DeliveryAttempt(
             delivery_id=delivery.id,
             number=number,
             started_at=started_at,
@@ -155,6 +193,7 @@ def _record(delivery: Delivery, outcome: Outcome, *, token: uuid.UUID, started_a
             error=outcome.error,
             succeeded=outcome.succeeded,
         )
+        DeliveryAttempt.objects.bulk_create([attempt])
         recorded = Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(
             status=state["status"],
             attempts=number,
@@ -167,7 +206,7 @@ def _record(delivery: Delivery, outcome: Outcome, *, token: uuid.UUID, started_a
             claimed_until=None,
         )
         if not recorded:
-            logger.info("webhook delivery %s was redelivered during attempt %s", delivery.id, number)
+            logger.info("webhook delivery %s redelivered during attempt %s", delivery.id, number)
         elif state.get("queued_at"):
             queueing.delivery_enqueue_on_commit(delivery.id, eta=state["next_attempt_at"])
     metrics.webhook_attempt_recorded(state["outcome"])
@@ -175,30 +214,35 @@ def _record(delivery: Delivery, outcome: Outcome, *, token: uuid.UUID, started_a
         logger.info("webhook delivery %s attempt %s failed: %s", delivery.id, number, outcome.error)
 
 
-def _attempt(delivery_id) -> Delivery | None:
-    """Claims, sends and records the due attempt of a delivery; the delivery if it did."""
+def _attempt(delivery_id) -> tuple[Delivery | None, bool]:
+    """Claims, sends and records the due attempt of a delivery: (the delivery if it did, whether
+    deliveries of its destination may be waiting for the slot it frees)."""
     now = timezone.now()
     token = uuid.uuid4()
     delivery = _claim(delivery_id, token=token, now=now)
     if delivery is None:
-        return None
+        return None, False
     _close(delivery.event)
-    _record(delivery, _send(delivery), token=token, started_at=now)
-    return delivery
+    outcome = _send(delivery)
+    _record(delivery, outcome, token=token, started_at=now)
+    # Deliveries are refused a slot only while the destination's slots are all taken: some
+    # were waiting at the claim, or the attempt failed or was slow (a receiver that hangs).
+    slow = outcome.latency_ms >= SLOW_ATTEMPT_MS
+    return delivery, delivery.waiting_at_claim or not outcome.succeeded or slow
 
 
 def delivery_attempt(*, delivery_id) -> bool:
     """Makes the due attempt of a delivery if no one else is making it; True if it did. Safe to
     call any number of times, from any number of workers at once."""
-    return _attempt(delivery_id) is not None
+    return _attempt(delivery_id)[0] is not None
 
 
 def delivery_send(*, delivery_id) -> bool:
     """The delivery task: the due attempt of this delivery, then, in the slot it holds, those of
     its destination's deliveries waiting for a slot, oldest first; True if it made the first."""
-    sent = _attempt(delivery_id)
+    sent, look_further = _attempt(delivery_id)
     made = sent is not None
-    while sent is not None:
+    while sent is not None and look_further:
         now = timezone.now()
         waiting = (
             Delivery.objects.filter(
@@ -212,5 +256,5 @@ def delivery_send(*, delivery_id) -> bool:
             .values_list("pk", flat=True)
             .first()
         )
-        sent = _attempt(waiting) if waiting is not None else None
+        sent, look_further = _attempt(waiting) if waiting is not None else (None, False)
     return made

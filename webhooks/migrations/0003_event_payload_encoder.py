@@ -5,15 +5,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('webhooks', '0002_delivery_in_flight_limit'),
+        ("webhooks", "0002_delivery_in_flight_limit"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='event',
-            name='payload',
+            model_name="event",
+            name="payload",
             field=models.JSONField(encoder=django.core.serializers.json.DjangoJSONEncoder),
         ),
     ]

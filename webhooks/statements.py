@@ -1,0 +1,47 @@
+"""The webhook outbox's one hand-written statement: the claim (docs/performance.md).
+
+A delivery attempt runs for every webhook, and its claim is most of its database work: as ORM
+queries (read with the event and key, count the destination's claims, update) it cost about
+three times the worker's CPU of this one UPDATE ... RETURNING (figures in docs/webhooks.md "For
+operators"). Table names come from the models; columns are read by name (`claimed_row`).
+"""
+
+from tenants.models import ApiKey
+from webhooks.models import Delivery, Event
+
+_DELIVERY = Delivery._meta.db_table
+_EVENT = Event._meta.db_table
+_API_KEY = ApiKey._meta.db_table
+
+#: Takes the due attempt of delivery `id` (pending, due, unclaimed) under `token`, unless its
+#: destination (the key) already has `in_flight_limit` live claims; returns the delivery, its
+#: event and its key, and whether other deliveries of the destination wait for a slot. Run
+#: after locking the key's row (sending._claim): the count then sees every claim made before.
+CLAIM = f"""
+WITH claimed AS (
+    UPDATE {_DELIVERY} d SET claim_token = %(token)s, claimed_until = %(until)s
+    WHERE d.id = %(id)s AND d.status = 'pending' AND d.next_attempt_at <= %(now)s
+      AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
+      AND (SELECT count(*) FROM {_DELIVERY} o
+           WHERE o.api_key_id = d.api_key_id AND o.status = 'pending'
+             AND o.claimed_until > %(in_flight_after)s) < %(in_flight_limit)s
+    RETURNING d.id, d.organization_id, d.event_id, d.api_key_id, d.url, d.attempts,
+              d.round_start_attempts, d.schedule_start
+)
+SELECT c.id, c.organization_id, c.api_key_id, c.url, c.attempts, c.round_start_attempts,
+       c.schedule_start, e.id AS event_pk, e.family, e.name, e.event_id, e.payload,
+       e.created_at AS event_created_at, e.is_open, k.is_active, k.encrypted_value,
+       k.encrypted_webhook_secret, k.encrypted_previous_webhook_secret,
+       k.previous_webhook_secret_expires_at,
+       EXISTS (SELECT 1 FROM {_DELIVERY} w
+               WHERE w.api_key_id = c.api_key_id AND w.status = 'pending'
+                 AND w.queued_at IS NULL AND w.next_attempt_at <= %(now)s AND w.id <> c.id)
+       AS waiting
+FROM claimed c JOIN {_EVENT} e ON e.id = c.event_id JOIN {_API_KEY} k ON k.id = c.api_key_id
+"""  # noqa: S608 - table names come from the models, values are parameters
+
+
+def claimed_row(cursor) -> dict | None:
+    """CLAIM's row as {column name: value}, or None when nothing was claimed."""
+    row = cursor.fetchone()
+    return None if row is None else dict(zip([c[0] for c in cursor.description], row, strict=True))
