@@ -1,11 +1,9 @@
 """When delivery attempts are due, how many may be on the wire, and publishing the delivery task
-(contract "Webhooks").
+(contract "Webhooks"), for the outbox's writes and the sender alike.
 
-Shared by the outbox's writes (events, services, probes) and by the sender. Every delivery gets
-one `webhooks.deliver` message once the transaction that made it due commits
-(`transaction.on_commit`); a retry due before the next sweep gets one with a countdown; the
-sweep queues the rest. The task is published by name (the task module imports the sender,
-which imports this module), through a broker connection that does not retry.
+A delivery gets one `webhooks.deliver` message once the transaction that made it due commits; a
+retry due before the next sweep gets one with a countdown; the sweep queues the rest. The task
+is published by name (the task module imports the sender, which imports this module).
 """
 
 import logging
@@ -40,8 +38,8 @@ logger = logging.getLogger(__name__)
 
 
 class _WorkerThreads:
-    """The thread count of the Celery worker this process runs (connected to worker_init and
-    worker_shutdown in WebhooksConfig.ready), read by in_flight_limit()."""
+    """The thread count of the Celery worker this process runs (worker_init and worker_shutdown
+    connect it in WebhooksConfig.ready)."""
 
     def __init__(self) -> None:
         self.worker = None
@@ -88,9 +86,8 @@ def in_flight_after(now: datetime) -> datetime:
 def countdown_horizon() -> timedelta:
     """Attempts due within this are queued with a countdown to their due time (by the failed
     attempt before them, or by the sweep looking this far ahead): one sweep interval plus a
-    second for the beat's jitter, so every attempt runs within about a second of its due time
-    (docs/contract.md "Webhooks"). Shorter than REQUEUE_AFTER_SECONDS, so a queued message is
-    never presumed lost before it is due, and never a long broker countdown."""
+    second of the beat's jitter, so every attempt runs within about a second of its due time
+    (docs/contract.md "Webhooks"); short, so no message waits long in the broker."""
     seconds = float(settings.WEBHOOK_SWEEP_INTERVAL_SECONDS) + 1.0
     return timedelta(seconds=min(seconds, REQUEUE_AFTER_SECONDS / 2))
 
@@ -100,14 +97,9 @@ def retry_schedule() -> list[int]:
     return list(settings.WEBHOOK_RETRY_SCHEDULE) or [0]
 
 
-def attempt_due_at(*, schedule_start: datetime, attempt_in_round: int) -> datetime:
-    """When attempt `attempt_in_round` (1-based) of a round started at `schedule_start` is due."""
-    return schedule_start + timedelta(seconds=retry_schedule()[attempt_in_round - 1])
-
-
 class _BrokerBreaker:
-    """After a failed publish, this process skips publishing for a while: with the broker down,
-    each attempt costs time, and the sweep queues the deliveries again anyway."""
+    """After a failed publish, this process leaves the broker alone for a while (the sweep
+    queues the deliveries again anyway)."""
 
     def __init__(self) -> None:
         self.closed_until = 0.0
@@ -129,8 +121,7 @@ _publishing_lock = threading.Lock()
 
 def _publishing_connection():
     """A broker connection that tries to connect once: Celery's own retries for about 6 s with
-    Redis refusing, which an order's request would wait through (tests/faults/
-    test_redis_down.py). The worker's consumer keeps Celery's reconnecting."""
+    Redis down, which an order's request would wait through (tests/faults/test_redis_down.py)."""
     url = celery_app.conf.broker_url
     with _publishing_lock:
         if url not in _publishing_connections:
@@ -150,23 +141,11 @@ def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
     options = {"eta": eta} if eta is not None and eta > timezone.now() else {}
     try:
         with producers[_publishing_connection()].acquire(block=True, timeout=5) as producer:
-            celery_app.send_task(
-                DELIVER_TASK,
-                args=[str(delivery_id)],
-                retry=False,
-                producer=producer,
-                ignore_result=True,
-                **options,
-            )
+            options.update(producer=producer, retry=False, ignore_result=True)
+            celery_app.send_task(DELIVER_TASK, args=[str(delivery_id)], **options)
     except (KombuError, RedisError, OSError) as exc:
         broker_breaker.trip()
-        logger.warning(
-            "%s not queued (broker unavailable: %s); the sweep will queue it, and publishing "
-            "pauses for %s s",
-            what,
-            exc,
-            BROKER_BACKOFF_SECONDS,
-        )
+        logger.warning("%s not queued (broker unavailable: %s); left to the sweep", what, exc)
 
 
 def delivery_enqueue_on_commit(delivery_id, *, eta: datetime | None = None) -> None:

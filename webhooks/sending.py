@@ -2,21 +2,20 @@
 
 The claim is a conditional UPDATE (healthchecks' way): a worker owns an attempt only if it set
 `claim_token` while the delivery was pending, due and unclaimed, so two workers never send the
-same attempt. The claim is a lease longer than any HTTP call: a worker that dies mid-attempt
-leaves a lease that lapses, and the sweep queues the attempt again. No transaction is held open
-across the HTTP call.
+same attempt. It is a lease longer than any HTTP call: a worker that dies mid-attempt leaves a
+lease that lapses, and the sweep queues the attempt again. No transaction stays open across the
+HTTP call.
 
 A destination (an API key's webhook URL) has at most queueing.in_flight_limit() claims live at
 once. A delivery due while its destination is at the limit waits for a slot (`queued_at` NULL:
-its message is spent); the claim that frees a slot sends the destination's oldest waiting
-delivery next, in the same task (delivery_send), so a destination's backlog goes out oldest
-first without a message per hand-over.
+its message is spent); the task whose attempt frees a slot sends the destination's oldest
+waiting delivery next (delivery_send), so a backlog goes out oldest first.
 """
 
 import json
 import logging
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from cryptography.fernet import InvalidToken
 from django.db import connection, transaction
@@ -42,13 +41,9 @@ def _unclaimed(now: datetime) -> Q:
     return Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
 
 
-def _claim(delivery_id, *, token: uuid.UUID, now: datetime) -> Delivery | None:
-    """The delivery with its event and key if this worker now owns its due attempt, else None.
-
-    Not due yet but due within the sweep's horizon (a countdown that fired a moment early): it
-    is queued again for its due time. Due while its destination is at its in-flight limit: it
-    waits for a slot (delivery_send, or the sweep).
-    """
+def _claim(delivery_id, *, token: uuid.UUID, now: datetime) -> tuple[Delivery, bool] | None:
+    """The delivery with its event and key if this worker now owns its due attempt, and whether
+    others of its destination wait for a slot; None if it does not (then _not_claimed)."""
     with transaction.atomic():
         # The key's row lock serializes the claims of one destination, so CLAIM's count sees
         # every claim made before ours (FOR NO KEY UPDATE: rows referencing the key still insert).
@@ -71,28 +66,11 @@ def _claim(delivery_id, *, token: uuid.UUID, now: datetime) -> Delivery | None:
         if row is None:
             _not_claimed(delivery_id, now=now)
             return None
-    event = Event(
-        id=row["event_pk"],
-        organization_id=row["organization_id"],
-        family=row["family"],
-        name=row["name"],
-        event_id=row["event_id"],
-        payload=json.loads(row["payload"]),
-        created_at=row["event_created_at"],
-        is_open=row["is_open"],
-    )
-    api_key = ApiKey(
-        id=row["api_key_id"],
-        is_active=row["is_active"],
-        encrypted_value=row["encrypted_value"],
-        encrypted_webhook_secret=row["encrypted_webhook_secret"],
-        encrypted_previous_webhook_secret=row["encrypted_previous_webhook_secret"],
-        previous_webhook_secret_expires_at=row["previous_webhook_secret_expires_at"],
-    )
-    fields = ("id", "organization_id", "url", "attempts", "round_start_attempts", "schedule_start")
-    delivery = Delivery(event=event, api_key=api_key, **{name: row[name] for name in fields})
-    delivery.waiting_at_claim = row["waiting"]
-    return delivery
+    event = Event(**statements.fields_of(row, "event."))
+    event.payload = json.loads(event.payload)
+    key = ApiKey(**statements.fields_of(row, "key."))
+    delivery = Delivery(event=event, api_key=key, **statements.fields_of(row, "delivery."))
+    return delivery, row["waiting"]
 
 
 def _not_claimed(delivery_id, *, now: datetime) -> None:
@@ -132,18 +110,17 @@ def _send(delivery: Delivery) -> Outcome:
         destination = netguard.webhook_destination(delivery.url)
     except WebhookUrlRefused as refused:
         return Outcome(None, posting.error_text(str(refused)), 0)
-    expires_at = key.previous_webhook_secret_expires_at
-    overlap = expires_at is not None and timezone.now() < expires_at
+    previous, expires_at = (
+        key.encrypted_previous_webhook_secret,
+        key.previous_webhook_secret_expires_at,
+    )
+    overlap = previous and expires_at is not None and timezone.now() < expires_at
     try:
         request = signing.signed_request(
             event=delivery.event,
             api_key_value=decrypt_text(key.encrypted_value),
             webhook_secret=decrypt_text(key.encrypted_webhook_secret),
-            previous_webhook_secret=(
-                decrypt_text(key.encrypted_previous_webhook_secret)
-                if overlap and key.encrypted_previous_webhook_secret
-                else None
-            ),
+            previous_webhook_secret=decrypt_text(previous) if overlap else None,
         )
     except InvalidToken:
         return Outcome(None, "Signing secret cannot be decrypted", 0)
@@ -162,10 +139,8 @@ def _next_state(delivery: Delivery, outcome: Outcome, *, now: datetime) -> dict:
     )
     if outcome.permanent or single_attempt or attempt_in_round >= len(queueing.retry_schedule()):
         return {"outcome": "failed", "status": DeliveryStatus.FAILED}
-    due = queueing.attempt_due_at(
-        schedule_start=delivery.schedule_start, attempt_in_round=attempt_in_round + 1
-    )
-    next_attempt_at = max(due, now)
+    due = timedelta(seconds=queueing.retry_schedule()[attempt_in_round])
+    next_attempt_at = max(delivery.schedule_start + due, now)
     # A retry due before the sweep could see it is queued now, with a countdown to its due
     # time; a later one is queued by the sweep that runs just before it is due.
     soon = next_attempt_at <= now + queueing.countdown_horizon()
@@ -219,16 +194,17 @@ def _attempt(delivery_id) -> tuple[Delivery | None, bool]:
     deliveries of its destination may be waiting for the slot it frees)."""
     now = timezone.now()
     token = uuid.uuid4()
-    delivery = _claim(delivery_id, token=token, now=now)
-    if delivery is None:
+    claimed = _claim(delivery_id, token=token, now=now)
+    if claimed is None:
         return None, False
+    delivery, waiting = claimed
     _close(delivery.event)
     outcome = _send(delivery)
     _record(delivery, outcome, token=token, started_at=now)
     # Deliveries are refused a slot only while the destination's slots are all taken: some
     # were waiting at the claim, or the attempt failed or was slow (a receiver that hangs).
     slow = outcome.latency_ms >= SLOW_ATTEMPT_MS
-    return delivery, delivery.waiting_at_claim or not outcome.succeeded or slow
+    return delivery, waiting or not outcome.succeeded or slow
 
 
 def delivery_attempt(*, delivery_id) -> bool:

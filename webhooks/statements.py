@@ -14,9 +14,10 @@ _EVENT = Event._meta.db_table
 _API_KEY = ApiKey._meta.db_table
 
 #: Takes the due attempt of delivery `id` (pending, due, unclaimed) under `token`, unless its
-#: destination (the key) already has `in_flight_limit` live claims; returns the delivery, its
-#: event and its key, and whether other deliveries of the destination wait for a slot. Run
-#: after locking the key's row (sending._claim): the count then sees every claim made before.
+#: destination (the key) already has `in_flight_limit` live claims; returns the fields of the
+#: delivery, its event and its key (`delivery.<field>`, `event.<field>`, `key.<field>`), and
+#: whether others of the destination wait for a slot. Run after locking the key's row
+#: (sending._claim): the count then sees every claim made before this one.
 CLAIM = f"""
 WITH claimed AS (
     UPDATE {_DELIVERY} d SET claim_token = %(token)s, claimed_until = %(until)s
@@ -28,11 +29,18 @@ WITH claimed AS (
     RETURNING d.id, d.organization_id, d.event_id, d.api_key_id, d.url, d.attempts,
               d.round_start_attempts, d.schedule_start
 )
-SELECT c.id, c.organization_id, c.api_key_id, c.url, c.attempts, c.round_start_attempts,
-       c.schedule_start, e.id AS event_pk, e.family, e.name, e.event_id, e.payload,
-       e.created_at AS event_created_at, e.is_open, k.is_active, k.encrypted_value,
-       k.encrypted_webhook_secret, k.encrypted_previous_webhook_secret,
-       k.previous_webhook_secret_expires_at,
+SELECT c.id AS "delivery.id", c.organization_id AS "delivery.organization_id",
+       c.url AS "delivery.url", c.attempts AS "delivery.attempts",
+       c.round_start_attempts AS "delivery.round_start_attempts",
+       c.schedule_start AS "delivery.schedule_start",
+       e.id AS "event.id", e.organization_id AS "event.organization_id",
+       e.family AS "event.family", e.name AS "event.name", e.event_id AS "event.event_id",
+       e.payload AS "event.payload", e.created_at AS "event.created_at",
+       e.is_open AS "event.is_open", k.id AS "key.id", k.is_active AS "key.is_active",
+       k.encrypted_value AS "key.encrypted_value",
+       k.encrypted_webhook_secret AS "key.encrypted_webhook_secret",
+       k.encrypted_previous_webhook_secret AS "key.encrypted_previous_webhook_secret",
+       k.previous_webhook_secret_expires_at AS "key.previous_webhook_secret_expires_at",
        EXISTS (SELECT 1 FROM {_DELIVERY} w
                WHERE w.api_key_id = c.api_key_id AND w.status = 'pending'
                  AND w.queued_at IS NULL AND w.next_attempt_at <= %(now)s AND w.id <> c.id)
@@ -45,3 +53,8 @@ def claimed_row(cursor) -> dict | None:
     """CLAIM's row as {column name: value}, or None when nothing was claimed."""
     row = cursor.fetchone()
     return None if row is None else dict(zip([c[0] for c in cursor.description], row, strict=True))
+
+
+def fields_of(row: dict, prefix: str) -> dict:
+    """The columns `<prefix>.<field>` of a row as {field: value}."""
+    return {name.removeprefix(prefix): v for name, v in row.items() if name.startswith(prefix)}
