@@ -14,7 +14,7 @@ import time_machine
 from django.db import connection
 
 from tests import builders
-from webhooks import queueing, sending, services
+from webhooks import queueing, sending, services, tasks
 from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
@@ -135,3 +135,27 @@ def test_simultaneous_claims_respect_the_limit(transactional_db, receiver, setti
 
     assert sorted(results) == [False] * 6 + [True] * 2
     assert len(receiver.requests) == 2
+
+
+def test_the_attempt_that_frees_a_slot_sends_the_waiting_deliveries_oldest_first(
+    organization, receiver, settings
+):
+    """Deliveries refused a slot wait (no message of their own); the task whose attempt frees
+    the slot sends them next, in the order the events happened."""
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1
+    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
+    with time_machine.travel(T0, tick=False) as clock:
+        deliveries = []
+        for n, ref in enumerate("ABC"):
+            clock.move_to(T0 + timedelta(seconds=n))
+            deliveries.append(emit(organization, ref))
+        first, second, third = deliveries
+        on_the_wire(first, T0 + timedelta(seconds=2))
+        assert sending.delivery_attempt(delivery_id=third.id) is False  # waits
+        assert sending.delivery_attempt(delivery_id=second.id) is False  # waits
+        Delivery.objects.filter(pk=first.pk).update(claim_token=None, claimed_until=None)
+
+        assert tasks.deliver(str(first.id)) is True
+
+    assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["A", "B", "C"]
+    assert set(Delivery.objects.values_list("status", flat=True)) == {DeliveryStatus.DELIVERED}
