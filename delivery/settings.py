@@ -273,14 +273,6 @@ WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", def
 # threads less one (webhooks/queueing.py: in_flight_limit), so one always stays free for other
 # destinations (8 threads in docker-compose and scripts/run.sh: 4; with 2 threads: 1).
 WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION", default=4)
-# Deliveries per Celery message and per claim: one worker thread sends them one after the other
-# over one kept-alive connection per destination, and records them in one statement.
-WEBHOOK_BATCH_SIZE = env.int("WEBHOOK_BATCH_SIZE", default=50)
-# A commit that creates deliveries wakes the sender with one message, this long from now; the
-# commits in between join it (one task, one claim for all of them; webhooks/queueing.py). At
-# 0.1 s a first attempt comes ~0.1 s later, and a create under load costs the worker ~1.2 ms
-# instead of ~3 ms at 0 (docs/webhooks.md).
-WEBHOOK_WAKE_UP_DELAY_SECONDS = env.float("WEBHOOK_WAKE_UP_DELAY_SECONDS", default=0.1)
 # How long `test-webhook` (and the keys' admin action) waits for the worker's attempt before it
 # answers `delivered: false` saying it timed out; the attempt goes on and is recorded.
 WEBHOOK_TEST_WAIT_SECONDS = env.float("WEBHOOK_TEST_WAIT_SECONDS", default=2.0)

@@ -14,7 +14,6 @@ unsent; both carry the `updatedAt` of the change, which tells a newer snapshot u
 id from an older one.
 """
 
-import json
 import uuid
 from datetime import UTC, datetime
 from datetime import date as date_type
@@ -23,9 +22,9 @@ from django.db import transaction
 from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
-from tenants.models import Platform
-from webhooks import catalog, queueing, statements
-from webhooks.models import Event, Family
+from tenants.models import ApiKey, Platform
+from webhooks import catalog, queueing
+from webhooks.models import Delivery, Event, Family
 
 ORDER_EVENTS = catalog.ORDER_EVENTS
 POLYGON_UPDATED = catalog.ERP_POLYGON_UPDATED
@@ -52,60 +51,79 @@ def event_emit(
 
     Partner events go to the `webhook_url` of the organization's active key of `platform`
     (the platform that created the order); ERP events to the organization's active `erp` key.
-    With no URL configured the event is recorded without a delivery. `event_id` defaults to a
-    fresh `evt_...` id; an explicit id names one event for ever (emitting it again returns the
-    first one, unchanged). With `coalesce=True`, while an event with this id is unsent,
-    `payload` replaces its payload instead of adding a second event.
+    With no URL configured, or a key whose `webhook_events` does not list the event, the event
+    is recorded without a delivery. `event_id` defaults to a fresh `evt_...` id; an explicit id
+    names one event for ever (emitting it again returns the first one, unchanged). With
+    `coalesce=True`, while an event with this id is unsent, `payload` replaces its payload
+    instead of adding a second event.
 
-    One statement (two when coalescing), no savepoint: it runs inside hot transactions
-    (docs/performance.md); the deliveries of one transaction share one message.
+    No savepoint: it runs inside hot transactions (an order create, a slot booking), so a
+    taken id is an INSERT ... ON CONFLICT DO NOTHING, not a caught IntegrityError.
     """
     if family not in Family.values:
         raise ValueError(f"unknown webhook family {family!r}")
     if coalesce and event_id is None:
         raise ValueError("coalescing needs an explicit event_id")
     now = timezone.now()
-    body = statements.payload_json(payload)
-    fields = {
-        "organization_id": organization_id,
-        "family": family,
-        "name": event,
-        "event_id": event_id or _new_partner_event_id(),
-        "payload": body,
-        "coalescible": coalesce,
-    }
-    # Partner events go to the key of the order's platform, ERP events to the `erp` key.
-    key_platform = Platform.ERP if family == Family.ERP else platform
     with transaction.atomic(savepoint=False):
         for _ in range(3):
-            if coalesce:
-                replaced = statements.open_event_replace(
-                    organization_id=organization_id, event_id=event_id, payload=body, now=now
-                )
-                if replaced is not None:
-                    return replaced
-            event_uuid = uuid.uuid4()
-            created, delivery_id = statements.event_insert(
-                event_uuid=event_uuid, now=now, platform=key_platform, **fields
+            if coalesce and _same_id(organization_id, event_id, is_open=True).update(
+                payload=payload, updated_at=now
+            ):
+                return _same_id(organization_id, event_id, is_open=True).get()
+            recorded = Event(
+                organization_id=organization_id,
+                family=family,
+                name=event,
+                event_id=event_id or _new_partner_event_id(),
+                payload=payload,
+                coalescible=coalesce,
+                is_open=coalesce,
+                created_at=now,
+                updated_at=now,
             )
-            if created:
-                if delivery_id is not None:
-                    queueing.delivery_enqueue_on_commit(delivery_id)
-                return Event(
-                    id=event_uuid,
-                    **{**fields, "payload": json.loads(body)},
-                    is_open=coalesce,
-                    created_at=now,
-                    updated_at=now,
-                )
+            Event.objects.bulk_create([recorded], ignore_conflicts=event_id is not None)
+            if event_id is None or Event.objects.filter(pk=recorded.pk).exists():
+                _delivery_create(recorded, platform=platform)
+                return recorded
             if not coalesce:
                 # This id was emitted before: that event stands (emitting is idempotent).
-                return Event.objects.get(
-                    organization_id=organization_id, event_id=event_id, coalescible=False
-                )
+                return _same_id(organization_id, event_id, coalescible=False).get()
             # A concurrent transaction opened the same id between our UPDATE and INSERT: its
             # row is committed now (the INSERT waited for it), so the UPDATE will find it.
     raise RuntimeError(f"could not record coalesced webhook event {event_id}")  # pragma: no cover
+
+
+def _same_id(organization_id, event_id: str, **state):
+    return Event.objects.filter(organization_id=organization_id, event_id=event_id, **state)
+
+
+def _delivery_create(event: Event, *, platform: str | None) -> None:
+    """The event's delivery to the webhook URL of the organization's active key of `platform`
+    (ERP events: the `erp` key), due now and queued on commit; none when that key has no URL
+    or does not take this event (contract "Webhooks")."""
+    keys = ApiKey.objects.filter(
+        organization_id=event.organization_id,
+        platform=Platform.ERP if event.family == Family.ERP else platform,
+        is_active=True,
+    ).values_list("pk", "webhook_url", "webhook_events")
+    # One active key per platform (tenants' constraint).
+    key_id, url, events = next(iter(keys), (None, "", None))
+    if not url or (events is not None and event.name not in events):
+        return
+    now = event.created_at
+    delivery = Delivery(
+        organization_id=event.organization_id,
+        event=event,
+        api_key_id=key_id,
+        url=url,
+        schedule_start=now,
+        next_attempt_at=now,
+        queued_at=now,
+        created_at=now,
+    )
+    Delivery.objects.bulk_create([delivery])
+    queueing.delivery_enqueue_on_commit(delivery.id)
 
 
 # Partner family

@@ -7,6 +7,7 @@ HTTP call made for a delivery leaves a DeliveryAttempt.
 
 import uuid
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -32,7 +33,8 @@ class Event(models.Model):
     family = models.CharField(max_length=10, choices=Family.choices)
     name = models.CharField(max_length=100)
     event_id = models.CharField(max_length=255)
-    payload = models.JSONField()
+    # UUIDs, dates and decimals are stored as strings, as API responses write them.
+    payload = models.JSONField(encoder=DjangoJSONEncoder)
     coalescible = models.BooleanField(default=False)
     is_open = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
@@ -71,7 +73,8 @@ class Delivery(models.Model):
     `next_attempt_at` is when the next attempt is due (None once delivered or failed); attempt
     k of the current round is due `WEBHOOK_RETRY_SCHEDULE[k-1]` seconds after `schedule_start`.
     A worker owns an attempt while `claim_token` is its token and `claimed_until` is ahead;
-    `queued_at` says when a Celery message was last published, so the sweep re-queues only
+    `queued_at` says when a Celery message was last published (NULL: none is on its way, as
+    for a delivery waiting for a slot of its destination), so the sweep re-queues only
     deliveries whose message is missing.
     """
 
@@ -104,13 +107,13 @@ class Delivery(models.Model):
                 condition=Q(status="pending"),
                 name="webhook_delivery_due",
             ),
-            # The in-flight limit per destination: live claims of a key (statements.CLAIM).
+            # The in-flight limit per destination: live claims of a key (sending._claim).
             models.Index(
                 fields=("api_key",),
                 condition=Q(claimed_until__isnull=False),
                 name="webhook_delivery_in_flight",
             ),
-            # Handing a freed slot to the destination's oldest parked delivery (RECORD).
+            # A freed slot goes to the destination's oldest waiting delivery (delivery_send).
             models.Index(
                 fields=("api_key", "next_attempt_at"),
                 condition=Q(status="pending", queued_at__isnull=True),

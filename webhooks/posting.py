@@ -1,10 +1,6 @@
-"""POSTing a signed request to a checked address over kept-alive connections (contract
-"Webhooks").
-
-The connection goes to an address netguard has just checked (delivery/netguard.py), with the
-URL's host as `Host`, TLS server name and certificate name; one keep-alive pool per worker
-thread and (address, host name), so the deliveries of a batch to one destination share one
-connection.
+"""POSTing a signed request to an address netguard has just checked (delivery/netguard.py),
+with the URL's host as `Host`, TLS server name and certificate name (contract "Webhooks"), over
+a kept-alive connection per worker thread and (address, host name).
 """
 
 import threading

@@ -10,18 +10,30 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from uuid import UUID
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from webhooks import queueing, statements
+from webhooks import queueing
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
 logger = logging.getLogger(__name__)
 
 #: deliveries queued per sweep run (the next run takes the rest)
 SWEEP_BATCH_SIZE = 500
+#: what a new round of attempts (a redelivery, a recovery) writes
+_ROUND_FIELDS = [
+    "url",
+    "status",
+    "round_start_attempts",
+    "schedule_start",
+    "next_attempt_at",
+    "queued_at",
+    "claim_token",
+    "claimed_until",
+    "delivered_at",
+]
 
 
 def delivery_round_start(delivery: Delivery, *, now: datetime) -> None:
@@ -38,29 +50,18 @@ def delivery_redeliver(*, delivery: Delivery) -> Delivery:
     The URL is taken again from the key, so a corrected `webhookUrl` is used. An attempt in
     flight keeps its record but no longer decides the delivery's state.
     """
-    delivery = Delivery.objects.select_for_update().select_related("api_key").get(pk=delivery.pk)
-    now = timezone.now()
+    delivery = (
+        Delivery.objects.select_for_update(of=("self",))
+        .select_related("api_key")
+        .get(pk=delivery.pk)
+    )
     if delivery.api_key.is_active and delivery.api_key.webhook_url:
         delivery.url = delivery.api_key.webhook_url
     delivery.status = DeliveryStatus.PENDING
     delivery.round_start_attempts = delivery.attempts
-    delivery_round_start(delivery, now=now)
-    delivery.claim_token = None
-    delivery.claimed_until = None
-    delivery.delivered_at = None
-    delivery.save(
-        update_fields=[
-            "url",
-            "status",
-            "round_start_attempts",
-            "schedule_start",
-            "next_attempt_at",
-            "queued_at",
-            "claim_token",
-            "claimed_until",
-            "delivered_at",
-        ]
-    )
+    delivery_round_start(delivery, now=timezone.now())
+    delivery.claim_token = delivery.claimed_until = delivery.delivered_at = None
+    delivery.save(update_fields=_ROUND_FIELDS)
     queueing.delivery_enqueue_on_commit(delivery.id)
     return delivery
 
@@ -77,9 +78,10 @@ def deliveries_recover(
     [since, until) (optionally of one key, or among `delivery_ids`); returns how many.
 
     Each starts a new round of attempts, as a redelivery does (to the key's current URL), oldest
-    event first: per destination one is sent at once and each attempt that ends hands its slot
-    to the next in line, so a receiver that was down gets the events back in the order they
-    happened (strictly so with one attempt in flight per destination). Each delivery is
+    event first: per destination one is queued at once and the others wait for a slot, which
+    the claim that ends takes for the next in line (sending.delivery_send), so a receiver that
+    was down gets the events back in the order they happened (strictly so with one attempt in
+    flight per destination). Each delivery is
     recovered once, even by concurrent calls (docs/contract.md "Management API").
     """
     deliveries = Delivery.objects.filter(
@@ -104,26 +106,27 @@ def deliveries_recover(
     with transaction.atomic():
         rows = list(
             deliveries.select_for_update(of=("self",))
+            .select_related("api_key")
             .order_by("event__created_at", "created_at", "id")
-            .values_list("id", "api_key_id")
         )
-        if not rows:
-            return 0
         first_per_destination: dict = {}
-        for delivery_id, key_id in rows:
-            first_per_destination.setdefault(key_id, delivery_id)
-        first = list(first_per_destination.values())
-        with connection.cursor() as cursor:
-            cursor.execute(
-                statements.RECOVER,
-                {"now": now, "ids": [row[0] for row in rows], "first": first},
-            )
-            recovered = {row[0] for row in cursor.fetchall()}
-        for delivery_id in first:
-            if delivery_id in recovered:
-                queueing.delivery_enqueue_on_commit(delivery_id)
-    logger.info("recovered %s failed webhook deliveries of %s", len(recovered), organization_id)
-    return len(recovered)
+        for n, delivery in enumerate(rows, start=1):
+            delivery.status = DeliveryStatus.PENDING
+            delivery.round_start_attempts = delivery.attempts
+            # Due a microsecond apart, oldest first: the order the waiting deliveries of a
+            # destination are sent in (sending.delivery_send), and the sweep's order.
+            delivery_round_start(delivery, now=now + timedelta(microseconds=n))
+            delivery.claim_token = delivery.claimed_until = delivery.delivered_at = None
+            if delivery.api_key.is_active and delivery.api_key.webhook_url:
+                delivery.url = delivery.api_key.webhook_url
+            # Only the oldest of each destination gets a message; the others wait for a slot.
+            if first_per_destination.setdefault(delivery.api_key_id, delivery) is not delivery:
+                delivery.queued_at = None
+        Delivery.objects.bulk_update(rows, fields=_ROUND_FIELDS, batch_size=500)
+        for delivery in first_per_destination.values():
+            queueing.delivery_enqueue_on_commit(delivery.id)
+    logger.info("recovered %s failed webhook deliveries of %s", len(rows), organization_id)
+    return len(rows)
 
 
 def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SIZE) -> int:
@@ -137,9 +140,8 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
     """
     now = now or timezone.now()
     stale = now - timedelta(seconds=queueing.REQUEUE_AFTER_SECONDS)
-    # A destination at its in-flight limit (live claims, each sending its attempts one at a
-    # time) hands its slots over as its claims end (RECORD):
-    # queuing its parked deliveries now would only park them again.
+    # A destination at its in-flight limit sends its waiting deliveries as its claims end
+    # (sending.delivery_send): queuing them now would only make them wait again.
     in_flight = (
         Delivery.objects.filter(
             api_key_id=OuterRef("api_key_id"),
@@ -148,7 +150,7 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
         )
         .order_by()
         .values("api_key_id")
-        .annotate(n=Count("claim_token", distinct=True))
+        .annotate(n=Count("pk"))
         .values("n")
     )
     with transaction.atomic():

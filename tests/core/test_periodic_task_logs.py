@@ -155,4 +155,4 @@ def test_worker_and_beat_write_json_and_nothing_about_idle_sweeps(tmp_path):
     assert [e for e in worker + beat if "webhooks.sweep[" in e["message"]] == []
     assert [e for e in beat if "Sending due task" in e["message"]] == []
     real_work = [e["message"] for e in worker if e["logger"] == "celery.app.trace"]
-    assert any(m.startswith("Task webhooks.deliver_due[") for m in real_work), worker
+    assert any(m.startswith("Task webhooks.deliver[") for m in real_work), worker

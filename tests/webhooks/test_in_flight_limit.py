@@ -14,8 +14,8 @@ import time_machine
 from django.db import connection
 
 from tests import builders
-from webhooks import queueing, sending, services
-from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
+from webhooks import queueing, sending, services, tasks
+from webhooks.models import Delivery, DeliveryStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -66,83 +66,6 @@ def test_other_destinations_are_not_held_up(organization, receiver, limit_two):
 
     (request,) = receiver.requests
     assert request.json["payload"]["externalRef"] == "X"
-
-
-def test_an_ending_attempt_hands_its_slot_to_the_oldest_parked_delivery(
-    organization, receiver, settings, django_capture_on_commit_callbacks
-):
-    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1
-    settings.WEBHOOK_BATCH_SIZE = 1  # a claim of one delivery at a time: the hand-over takes one
-    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
-    with time_machine.travel(T0, tick=False) as clock:
-        first = emit(organization, "A")
-        clock.move_to(T0 + timedelta(seconds=1))
-        second = emit(organization, "B")
-        clock.move_to(T0 + timedelta(seconds=2))
-        third = emit(organization, "C")
-        Delivery.objects.filter(pk__in=[second.pk, third.pk]).update(queued_at=None)  # parked
-
-        with django_capture_on_commit_callbacks() as queued:
-            assert sending.delivery_attempt(delivery_id=first.id) is True
-
-    assert len(queued) == 1  # the hand-over: one message, for the oldest parked delivery
-    second.refresh_from_db()
-    third.refresh_from_db()
-    assert second.queued_at == T0 + timedelta(seconds=2)
-    assert third.queued_at is None
-    with time_machine.travel(T0 + timedelta(seconds=3), tick=False):
-        assert sending.delivery_attempt(delivery_id=second.id) is True
-    assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["A", "B"]
-
-
-def test_a_claim_hands_its_slot_to_a_batch_of_parked_deliveries_sent_in_order(
-    organization, receiver, settings, monkeypatch, django_capture_on_commit_callbacks
-):
-    """A claim sends its batch one attempt at a time: it holds one slot however many it took,
-    and the freed slot goes to the destination's oldest parked deliveries, as one message."""
-    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1
-    settings.WEBHOOK_BATCH_SIZE = 2
-    # However slow this machine is, the claim counts as fast enough to hand over a batch.
-    monkeypatch.setattr(sending, "HANDOVER_WORK_SECONDS", 3600)
-    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
-    with time_machine.travel(T0, tick=False) as clock:
-        deliveries = []
-        for n, ref in enumerate("ABCDE"):
-            clock.move_to(T0 + timedelta(seconds=n))
-            deliveries.append(emit(organization, ref))
-        a, b, c, d, e = deliveries
-        Delivery.objects.filter(pk__in=[c.pk, d.pk, e.pk]).update(queued_at=None)  # parked
-
-        with django_capture_on_commit_callbacks() as queued:
-            assert sending.deliveries_send([a.id, b.id]) == 2
-        assert len(queued) == 1  # the hand-over: one message for C and D
-        queued_at = dict(Delivery.objects.values_list("pk", "queued_at"))
-        assert queued_at[c.pk] == queued_at[d.pk] == T0 + timedelta(seconds=4)
-        assert queued_at[e.pk] is None
-
-        # At most 2 per claim: E is parked again, and handed over when the claim ends.
-        with django_capture_on_commit_callbacks() as queued:
-            assert sending.deliveries_send([d.id, c.id, e.id]) == 2
-        assert len(queued) == 1
-        assert Delivery.objects.get(pk=e.pk).queued_at == T0 + timedelta(seconds=4)
-    assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["A", "B", "D", "C"]
-    states = dict(Delivery.objects.values_list("pk", "status"))
-    assert [states[x.pk] for x in deliveries] == ["delivered"] * 4 + ["pending"]
-
-
-def test_a_claim_counts_once_against_the_limit(organization, receiver, limit_two):
-    """Two live claims (whatever their size) fill a limit of two; a third claim waits."""
-    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
-    with time_machine.travel(T0, tick=False):
-        a, b, c, d, e = (emit(organization, ref) for ref in "ABCDE")
-        token = uuid.uuid4()
-        Delivery.objects.filter(pk__in=[a.pk, b.pk]).update(
-            claim_token=token, claimed_until=T0 + queueing.claim_lease()
-        )
-        assert sending.delivery_attempt(delivery_id=c.id) is True  # one claim live: room
-        on_the_wire(d, T0)
-        assert sending.delivery_attempt(delivery_id=e.id) is False  # two claims live
-    assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["C"]
 
 
 def test_sweep_leaves_a_busy_destination_to_its_hand_overs(
@@ -214,38 +137,25 @@ def test_simultaneous_claims_respect_the_limit(transactional_db, receiver, setti
     assert len(receiver.requests) == 2
 
 
-def test_a_claim_past_its_send_budget_gives_the_rest_back(
-    organization, receiver, monkeypatch, django_capture_on_commit_callbacks
+def test_the_attempt_that_frees_a_slot_sends_the_waiting_deliveries_oldest_first(
+    organization, receiver, settings
 ):
-    """A claim starts no attempt after its budget (each attempt must end while the claim still
-    counts as in flight); what it did not send is unclaimed and queued again, one message each."""
-    monkeypatch.setattr(sending, "SEND_BUDGET_SECONDS", -1)
+    """Deliveries refused a slot wait (no message of their own); the task whose attempt frees
+    the slot sends them next, in the order the events happened."""
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION = 1
     builders.api_key(organization, "partner_a", webhook_url=receiver.url)
-    with time_machine.travel(T0, tick=False):
-        a, b, c = (emit(organization, ref) for ref in "ABC")
-        with django_capture_on_commit_callbacks() as queued:
-            assert sending.deliveries_send([a.id, b.id, c.id]) == 1
-    assert len(queued) == 2
-    assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["A"]
-    rows = {d.pk: d for d in Delivery.objects.all()}
-    assert rows[a.pk].status == DeliveryStatus.DELIVERED
-    for given_back in (rows[b.pk], rows[c.pk]):
-        assert (given_back.status, given_back.claim_token, given_back.queued_at) == (
-            DeliveryStatus.PENDING,
-            None,
-            T0,
-        )
+    with time_machine.travel(T0, tick=False) as clock:
+        deliveries = []
+        for n, ref in enumerate("ABC"):
+            clock.move_to(T0 + timedelta(seconds=n))
+            deliveries.append(emit(organization, ref))
+        first, second, third = deliveries
+        on_the_wire(first, T0 + timedelta(seconds=2))
+        assert sending.delivery_attempt(delivery_id=third.id) is False  # waits
+        assert sending.delivery_attempt(delivery_id=second.id) is False  # waits
+        Delivery.objects.filter(pk=first.pk).update(claim_token=None, claimed_until=None)
 
+        assert tasks.deliver(str(first.id)) is True
 
-def test_a_long_claim_records_its_attempts_as_it_goes(organization, receiver, monkeypatch):
-    """Attempts are recorded before the claim ends once RECORD_EVERY_SECONDS has passed: a
-    worker that dies mid-batch repeats only what it had not recorded yet."""
-    monkeypatch.setattr(sending, "RECORD_EVERY_SECONDS", -1)
-    builders.api_key(organization, "partner_a", webhook_url=receiver.url)
-    with time_machine.travel(T0, tick=False):
-        deliveries = [emit(organization, ref) for ref in "ABC"]
-        assert sending.deliveries_send([d.id for d in deliveries]) == 3
-    assert len(receiver.requests) == 3
-    assert DeliveryAttempt.objects.filter(delivery__in=deliveries).count() == 3
-    states = set(Delivery.objects.values_list("status", "attempts", "claim_token"))
-    assert states == {(DeliveryStatus.DELIVERED, 1, None)}
+    assert [r.json["payload"]["externalRef"] for r in receiver.requests] == ["A", "B", "C"]
+    assert set(Delivery.objects.values_list("status", flat=True)) == {DeliveryStatus.DELIVERED}
