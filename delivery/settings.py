@@ -79,6 +79,8 @@ MIDDLEWARE = [
     # Before the body-size check, which then sees a chunked body's length too.
     "delivery.chunked.ChunkedBodyMiddleware",
     "delivery.middleware.ApiErrorMiddleware",
+    # First after the host and body-size checks: a refused request costs no more than this.
+    "tenants.in_flight_limit.InFlightLimitMiddleware",
     "delivery.middleware.UnstorableTextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files (admin, API docs) from the service itself, with DEBUG off too (gunicorn).
@@ -225,6 +227,17 @@ RATELIMIT_USE_CACHE = "default"
 # Redis down must not take the API down: limits fail open (with an error log).
 RATELIMIT_FAIL_OPEN = True
 API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="600/m")
+# Management API (bearer tokens): per user.
+MANAGEMENT_RATE_LIMIT = env.str("MANAGEMENT_RATE_LIMIT", default="600/m")
+# Requests in flight per organization and kind of caller (API keys, management), across every
+# web process (delivery/inflight.py). The default is half the web tier's threads (gunicorn.conf.py
+# reads the same two variables), so one tenant flooding through one kind leaves the other half to
+# everyone else; never below 16, so ordinary bursts of concurrent requests pass. 0: no limit.
+WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=4)
+WEB_THREADS = env.int("WEB_THREADS", default=16)
+IN_FLIGHT_LIMIT = env.int("IN_FLIGHT_LIMIT", default=max(16, WEB_CONCURRENCY * WEB_THREADS // 2))
+# A place not given back (a worker killed mid-request) lapses after this: gunicorn's timeout.
+IN_FLIGHT_EXPIRY_SECONDS = env.int("GUNICORN_TIMEOUT", default=30) + 5
 INVITE_RATE_LIMIT = env.str("INVITE_RATE_LIMIT", default="60/h")
 # Failed logins (POST /api/auth/token, the admin's login form; docs/contract.md "Failed logins"):
 # counted per fixed window; an account and address pair, or an address, is locked out at its limit
