@@ -236,6 +236,10 @@ MANAGEMENT_RATE_LIMIT = env.str("MANAGEMENT_RATE_LIMIT", default="600/m")
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=4)
 WEB_THREADS = env.int("WEB_THREADS", default=16)
 IN_FLIGHT_LIMIT = env.int("IN_FLIGHT_LIMIT", default=max(16, WEB_CONCURRENCY * WEB_THREADS // 2))
+# Fair turns in each web process (delivery/fairness.py): requests running at once per process,
+# and of one caller (organization and kind); the others wait their turn. 0: no turns.
+FAIR_RUNNING_PER_WORKER = env.int("FAIR_RUNNING_PER_WORKER", default=2)
+FAIR_RUNNING_PER_CALLER = env.int("FAIR_RUNNING_PER_CALLER", default=1)
 # A place not given back (a worker killed mid-request) lapses after this: gunicorn's timeout.
 IN_FLIGHT_EXPIRY_SECONDS = env.int("GUNICORN_TIMEOUT", default=30) + 5
 INVITE_RATE_LIMIT = env.str("INVITE_RATE_LIMIT", default="60/h")

@@ -11,9 +11,10 @@ import logging
 import re
 import time
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from delivery import inflight
+from delivery import fairness, inflight
 from delivery.errors import TooManyInFlight
 from delivery.middleware import error_response, is_api_request
 from tenants import selectors
@@ -110,24 +111,21 @@ def refusal_response(refusal: inflight.Refusal):
 
 
 class InFlightLimitMiddleware:
-    """Takes a place for the request in its organization's count, gives it back when the
-    response is made (whatever happened in between), or refuses it at once."""
+    """Takes a place for the request in its organization's count (or refuses it at once), runs
+    it in its fair turn in this process (delivery/fairness.py), and gives the place back when the
+    response is made, whatever happened in between."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        if not inflight.limit():
-            return self.get_response(request)
-        scope = caller_scope(request)
-        if scope is None:
-            return self.get_response(request)
-        organization_id, kind = scope
-        place = inflight.acquire(organization_id=organization_id, kind=kind)
+        resolves = inflight.limit() or settings.FAIR_RUNNING_PER_WORKER
+        scope = caller_scope(request) if resolves else None
+        place = inflight.acquire(organization_id=scope[0], kind=scope[1]) if scope else None
         if isinstance(place, inflight.Refusal):
             return refusal_response(place)
         try:
-            return self.get_response(request)
+            return fairness.run(self.get_response, request, caller=scope)
         finally:
             if place is not None:
                 inflight.release(place)
