@@ -176,7 +176,7 @@ def render(rounds: list[dict], seconds: int, minutes: float) -> tuple[str, bool]
         )
     header = (
         f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; commit {harness.git_commit()}; "
-        f"`bench/noisy.py` (`make bench ARGS=\"--only noisy\"`), took {minutes:.1f} min\n"
+        f'`bench/noisy.py` (`make bench ARGS="--only noisy"`), took {minutes:.1f} min\n'
         f"- service: gunicorn.conf.py as shipped ({settings.WEB_CONCURRENCY} gthread workers x "
         f"{settings.WEB_THREADS} threads), IN_FLIGHT_LIMIT {settings.IN_FLIGHT_LIMIT} (the "
         f"default), rate limits off; {os.cpu_count()} cores shared with PostgreSQL, Redis, the "

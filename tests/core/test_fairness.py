@@ -84,7 +84,8 @@ def test_requests_take_their_turn_through_the_middleware(organization, settings)
         seen.append(dict(fairness.gate.running))
         raise RuntimeError("boom")
 
-    request = RequestFactory().get("/api/integrations/partner-a/orders/X", HTTP_X_API_KEY=issued.value)
+    path = "/api/integrations/partner-a/orders/X"
+    request = RequestFactory().get(path, HTTP_X_API_KEY=issued.value)
     with pytest.raises(RuntimeError):
         InFlightLimitMiddleware(view)(request)
 
