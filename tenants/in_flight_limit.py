@@ -80,6 +80,9 @@ def caller_scope(request) -> tuple[str, str] | None:
         return None
     try:
         return _scope(request)
+    except UnicodeEncodeError:
+        # A credential no one holds (a lone surrogate): UnstorableTextMiddleware answers 400.
+        return None
     except (OperationalError, InterfaceError) as exc:
         # Not counted, as when Redis is away; the view answers what the outage means.
         logger.warning("in-flight limit: caller not resolved: %s", exc.__class__.__name__)

@@ -199,3 +199,10 @@ def test_the_management_api_has_a_rate_limit(organization, settings):
 
     assert_error(refused, 429, "Too many requests", code="rate_limited")
     assert re.fullmatch(r'"management";r=0;t=\d+', refused["RateLimit"])
+
+
+def test_a_credential_no_one_can_hold_is_refused_as_before(organization, settings, api_client):
+    settings.IN_FLIGHT_LIMIT = 1
+    api_client.credentials(HTTP_X_API_KEY="\ud800")
+
+    assert_error(api_client.get(ORDER_404), 400, code="unstorable_text")
