@@ -12,10 +12,12 @@ bind = os.environ.get("BIND", "127.0.0.1:8000")
 # worker reads every connection as it comes and hands the request to a thread, and the in-flight
 # limit (delivery/inflight.py: half of these threads per organization and kind of caller, the same
 # two variables) refuses a flooding tenant's excess at once. Keep-alive connections are read by
-# the worker's poller, not a thread, so an idle client holds no thread.
+# the worker's poller, not a thread, so an idle client holds no thread. Most threads wait their
+# turn (delivery/fairness.py: 2 running per worker); each that served a request keeps its
+# PostgreSQL connection (CONN_MAX_AGE), so max_connections must cover workers x threads.
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
 worker_class = "gthread"
-threads = int(os.environ.get("WEB_THREADS", "16"))
+threads = int(os.environ.get("WEB_THREADS", "32"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 # Off by default: Django writes one access line per request (delivery/access_log.py, README
 # "Logs") with the route instead of the raw path, whose tracking and invite tokens are secrets.

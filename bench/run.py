@@ -9,7 +9,7 @@
    with 20,000 orders and 90 delivery windows), `bench/resolve_zone` (organizations with
    1,000 zones and with 1 zone), plus a webhook organization; partner and ERP keys send their
    webhooks to a local receiver.
-2. The service as in production (gunicorn `-c gunicorn.conf.py` with docker-compose's 4 sync
+2. The service as in production (gunicorn `-c gunicorn.conf.py` with docker-compose's 4 gthread
    workers, DEBUG off, persistent connections, Celery worker `--pool=threads --concurrency=8`
    and beat), `RATELIMIT_ENABLE=false`, `BENCH_ENDPOINTS=true`.
 3. wrk pinned to core 1 on every scenario, interleaved, `--rounds` times; medians reported as
@@ -378,8 +378,8 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
         f"- commit: {commit}\n"
         f"- command: `{command}`\n"
         f"- machine: {os.cpu_count()} cores ({platform.machine()}), shared by gunicorn "
-        f"({WORKERS} sync workers), Celery (threads, 8), PostgreSQL, Redis and wrk (pinned "
-        f"to core 1)\n"
+        f"({WORKERS} gthread workers x 32 threads), Celery (threads, 8), PostgreSQL, Redis "
+        f"and wrk (pinned to core 1)\n"
         f"- method: {rounds} interleaved round(s) of {seconds} s per scenario, medians; wrk "
         f"-t1 -c{READS} on reads, -c{WRITES} on writes; webhook burst of {events} events, "
         f"first attempt measured on {paced_events} events at 100/s; took {minutes:.1f} min\n"

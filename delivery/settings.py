@@ -231,10 +231,12 @@ API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="600/m")
 MANAGEMENT_RATE_LIMIT = env.str("MANAGEMENT_RATE_LIMIT", default="600/m")
 # Requests in flight per organization and kind of caller (API keys, management), across every
 # web process (delivery/inflight.py). The default is half the web tier's threads (gunicorn.conf.py
-# reads the same two variables), so one tenant flooding through one kind leaves the other half to
-# everyone else; never below 16, so ordinary bursts of concurrent requests pass. 0: no limit.
+# reads the same two variables: 64 as shipped), so one tenant flooding through one kind leaves the
+# other half to everyone else, while a burst of 40 concurrent requests from one tenant (our own
+# concurrency tests) passes; never below 16. Several instances share the count: set it to half of
+# the whole tier's threads then. 0: no limit.
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=4)
-WEB_THREADS = env.int("WEB_THREADS", default=16)
+WEB_THREADS = env.int("WEB_THREADS", default=32)
 IN_FLIGHT_LIMIT = env.int("IN_FLIGHT_LIMIT", default=max(16, WEB_CONCURRENCY * WEB_THREADS // 2))
 # Fair turns in each web process (delivery/fairness.py): requests running at once per process,
 # and of one caller (organization and kind); the others wait their turn. 0: no turns.

@@ -157,10 +157,10 @@ def test_the_default_leaves_half_the_shipped_web_tier_to_everyone_else(settings)
     shipped = (ROOT / "gunicorn.conf.py").read_text()
     # gunicorn.conf.py and the settings read the web tier's size from the same variables.
     assert 'workers = int(os.environ.get("WEB_CONCURRENCY", "4"))' in shipped
-    assert 'threads = int(os.environ.get("WEB_THREADS", "16"))' in shipped
+    assert 'threads = int(os.environ.get("WEB_THREADS", "32"))' in shipped
     assert 'worker_class = "gthread"' in shipped
-    assert (settings.WEB_CONCURRENCY, settings.WEB_THREADS) == (4, 16)
-    assert settings.IN_FLIGHT_LIMIT == 4 * 16 // 2
+    assert (settings.WEB_CONCURRENCY, settings.WEB_THREADS) == (4, 32)
+    assert settings.IN_FLIGHT_LIMIT == 4 * 32 // 2
 
 
 @pytest.mark.django_db(transaction=True)
