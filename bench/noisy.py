@@ -185,6 +185,8 @@ def render(rounds: list[dict], seconds: int, minutes: float) -> tuple[str, bool]
         f"flood, {seconds} s each; medians over the rounds, the ratio is taken within each round "
         "(the spread lists every round's). Flood columns: what the flooding tenant got; its "
         "429s are `too_many_in_flight` answers\n"
+        '- the figures before (sync workers, no limit) and of earlier runs: docs/faults.md "Noisy '
+        'neighbours"\n'
     )
     return header + "\n" + "\n".join(lines), all_pass
 
