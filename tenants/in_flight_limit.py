@@ -1,6 +1,8 @@
 """The in-flight limit at the door (contract "Rate limits": IN_FLIGHT_LIMIT): a request of an
 organization that already has its limit of requests of the same kind running is refused with 429
-before any view, serializer or DRF work, so a flooding tenant's extra requests cost little.
+before any view, serializer or DRF work, so a flooding tenant's extra requests cost little. The
+same caller (organization and kind, or None for a request not counted) is what fair turns
+within the process are taken by (delivery/fairness.py; docs/faults.md "Noisy neighbours").
 
 Who is calling is resolved here only to be counted; authentication proper happens later, in the
 view, as always. So the answer may be remembered per process for a few seconds: a key revoked
@@ -21,9 +23,9 @@ from tenants import selectors
 from tenants.errors import ApiKeyInvalid
 from tenants.services import secret_digest
 
-# /api/manage/organizations/<org_id>/...: the organization a management request acts on.
 logger = logging.getLogger(__name__)
 
+# /api/manage/organizations/<org_id>/...: the organization a management request acts on.
 _MANAGEMENT_PATH = re.compile(r"^/api/manage/organizations/(?P<org_id>[^/]+)")
 
 REMEMBER_SECONDS = 10.0
