@@ -141,7 +141,9 @@ def quiet_under_flood(
 VARIANTS = ("management", "api-key")
 
 
-def render(rounds: list[dict], seconds: int, minutes: float) -> tuple[str, bool]:
+def render(
+    rounds: list[dict], seconds: int, minutes: float, loads: tuple[float, float]
+) -> tuple[str, bool]:
     lines = [
         "| quiet tenant (wrk -c1, partner order read) | p50 ms | p99 ms | p50 / alone | goal | "
         "result | flood req/s | flood 2xx/s | flood 429 share |",
@@ -180,7 +182,9 @@ def render(rounds: list[dict], seconds: int, minutes: float) -> tuple[str, bool]
         f"- service: gunicorn.conf.py as shipped ({settings.WEB_CONCURRENCY} gthread workers x "
         f"{settings.WEB_THREADS} threads), IN_FLIGHT_LIMIT {settings.IN_FLIGHT_LIMIT} (the "
         f"default), rate limits off; {os.cpu_count()} cores shared with PostgreSQL, Redis, the "
-        "Celery worker and both wrk (pinned to core 1)\n"
+        "Celery worker and both wrk (pinned to core 1); load average (1 min) "
+        f"{loads[0]:.1f} at the start, {loads[1]:.1f} at the end: other work on the machine "
+        "competes with the quiet tenant too\n"
         f"- method: {len(rounds)} rounds; each measures the quiet tenant alone, then under each "
         f"flood, {seconds} s each; medians over the rounds, the ratio is taken within each round "
         "(the spread lists every round's). Flood columns: what the flooding tenant got; its "
@@ -210,6 +214,7 @@ def main() -> int:
     service = harness.Service(env=ENV, port=PORT, log="bench-noisy")
     service.start()
     rounds: list[dict] = []
+    load_at_start = os.getloadavg()[0]
     try:
         print("warm-up", flush=True)
         quiet_read(quiet, 2)
@@ -233,7 +238,8 @@ def main() -> int:
             )
     finally:
         service.stop()
-    section, all_pass = render(rounds, args.seconds, (time.monotonic() - started) / 60)
+    loads = (load_at_start, os.getloadavg()[0])
+    section, all_pass = render(rounds, args.seconds, (time.monotonic() - started) / 60, loads)
     (RESULTS / "noisy.md").write_text(section + "\n")
     print()
     print(section)
