@@ -13,6 +13,7 @@ Waiting requests stay in flight (delivery/inflight.py counts them): the in-fligh
 how many threads one caller can hold waiting.
 """
 
+import contextlib
 import threading
 from collections import Counter
 
@@ -54,14 +55,46 @@ class FairGate:
 
 gate = FairGate()
 
+# The caller whose turn this thread's request holds (set while it runs in its turn).
+_holding = threading.local()
+
+
+def _take_turn(caller: object) -> None:
+    gate.enter(
+        caller,
+        slots=settings.FAIR_RUNNING_PER_WORKER,
+        per_caller=max(1, settings.FAIR_RUNNING_PER_CALLER),
+    )
+
 
 def run(get_response, request, *, caller: object):
     """`get_response(request)` in its turn (at once when FAIR_RUNNING_PER_WORKER is 0)."""
-    slots = settings.FAIR_RUNNING_PER_WORKER
-    if not slots:
+    if not settings.FAIR_RUNNING_PER_WORKER:
         return get_response(request)
-    gate.enter(caller, slots=slots, per_caller=max(1, settings.FAIR_RUNNING_PER_CALLER))
+    _take_turn(caller)
+    _holding.turn = (caller,)
     try:
         return get_response(request)
     finally:
+        _holding.turn = None
         gate.leave(caller)
+
+
+@contextlib.contextmanager
+def turn_given_up():
+    """For a request that waits for something outside this process (the Celery worker's attempt
+    of a test webhook): its turn goes to the next request meanwhile, and it takes a turn again
+    after. Otherwise a tenant's request waiting seconds would hold back its other requests in
+    this worker for as long. Nothing happens outside a turn (a Celery task, a test)."""
+    turn = getattr(_holding, "turn", None)
+    if turn is None:
+        yield
+        return
+    (caller,) = turn
+    _holding.turn = None
+    gate.leave(caller)
+    try:
+        yield
+    finally:
+        _take_turn(caller)
+        _holding.turn = turn

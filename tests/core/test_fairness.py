@@ -91,3 +91,30 @@ def test_requests_take_their_turn_through_the_middleware(organization, settings)
 
     assert seen == [{(str(organization.id), "api-key"): 1}]
     assert not fairness.gate.running  # the turn was given back despite the exception
+
+
+def test_a_request_waiting_outside_gives_its_turn_to_the_callers_next_request(settings):
+    settings.FAIR_RUNNING_PER_WORKER = 2
+    settings.FAIR_RUNNING_PER_CALLER = 1
+    waiting, done, order = threading.Event(), threading.Event(), []
+
+    def test_webhook(request):
+        with fairness.turn_given_up():  # as webhooks/probes.py waits for the worker
+            waiting.set()
+            done.wait(5)
+        order.append("test webhook answered")
+
+    def list_keys(request):
+        order.append("keys listed")
+
+    first = threading.Thread(
+        target=lambda: fairness.run(test_webhook, None, caller=QUIET), daemon=True
+    )
+    first.start()
+    assert waiting.wait(5)
+    fairness.run(list_keys, None, caller=QUIET)  # same caller, same worker: not held back
+    done.set()
+    first.join(5)
+
+    assert order == ["keys listed", "test webhook answered"]
+    assert not fairness.gate.running
