@@ -6,9 +6,18 @@ import environ
 from gunicorn import glogging
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
-# Sync workers: the service is classic synchronous Django; 2 cores here, so 4 workers.
+# Threaded workers (gthread): 2 cores here, so 4 processes of WEB_THREADS threads each. A sync
+# worker takes one request at a time from the shared accept queue, so one tenant's twenty
+# connections queued ahead of everyone else's (docs/faults.md "Noisy neighbours"); a gthread
+# worker reads every connection as it comes and hands the request to a thread, and the in-flight
+# limit (delivery/inflight.py: half of these threads per organization and kind of caller, the same
+# two variables) refuses a flooding tenant's excess at once. Keep-alive connections are read by
+# the worker's poller, not a thread, so an idle client holds no thread. Most threads wait their
+# turn (delivery/fairness.py: 2 running per worker); each that served a request keeps its
+# PostgreSQL connection (CONN_MAX_AGE), so max_connections must cover workers x threads.
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
-worker_class = "sync"
+worker_class = "gthread"
+threads = int(os.environ.get("WEB_THREADS", "32"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 # Off by default: Django writes one access line per request (delivery/access_log.py,
 # docs/operations.md "Logs") with the route instead of the raw path, whose tracking and invite

@@ -9,7 +9,7 @@
    with 20,000 orders and 90 delivery windows), `bench/resolve_zone` (organizations with
    1,000 zones and with 1 zone), plus a webhook organization; partner and ERP keys send their
    webhooks to a local receiver.
-2. The service as in production (gunicorn `-c gunicorn.conf.py` with docker-compose's 4 sync
+2. The service as in production (gunicorn `-c gunicorn.conf.py` with docker-compose's 4 gthread
    workers, DEBUG off, persistent connections, Celery worker `--pool=threads --concurrency=8`
    and beat), `RATELIMIT_ENABLE=false`, `BENCH_ENDPOINTS=true`.
 3. wrk pinned to core 1 on every scenario, interleaved, `--rounds` times; medians reported as
@@ -24,7 +24,11 @@
    read from /proc before and after each measured run (after the outbox drained where the
    operations emit webhooks), divided by the operations completed.
 
-The two tables are printed and written to bench/results/latest.md.
+6. Noisy neighbours (bench/noisy.py, its own database and gunicorn): a quiet tenant's reads
+   alone and while another tenant floods its management API and its API key.
+
+The tables are printed and written to bench/results/latest.md; `--only noisy` runs step 6 alone
+and replaces only its section.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import os
 import platform
 import shlex
 import statistics
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -213,15 +218,50 @@ def completed(measurement: harness.Measurement) -> int:
 # ----- main -----
 
 
+# ----- noisy neighbours (bench/noisy.py) -----
+
+NOISY_HEADING = "## Noisy neighbours"
+
+
+def noisy_section(rounds: int, seconds: int) -> str:
+    """Runs bench/noisy.py (its own database, port and gunicorn) and returns its section."""
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "noisy.py"), "--rounds", str(rounds),
+         "--seconds", str(seconds)],
+        cwd=ROOT, check=True, timeout=1800,
+    )  # fmt: skip
+    return f"{NOISY_HEADING}\n\n" + (RESULTS / "noisy.md").read_text()
+
+
+def with_noisy_section(document: str, section: str) -> str:
+    """`document` with its noisy-neighbours section replaced by `section` (added at the end
+    when it has none); the other sections are kept as they are."""
+    start = document.find(NOISY_HEADING)
+    if start < 0:
+        return document.rstrip("\n") + "\n\n" + section
+    end = document.find("\n## ", start + len(NOISY_HEADING))
+    rest = document[end + 1 :] if end >= 0 else ""
+    return document[:start] + section + ("\n" + rest if rest else "")
+
+
 def main() -> int:  # noqa: PLR0915 - one run, told in order
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 round of 3 s")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--seconds", type=int, default=None)
     parser.add_argument("--events", type=int, default=None, help="webhook events per burst")
+    parser.add_argument(
+        "--only", choices=["noisy"], help="run one scenario alone and update its section"
+    )
     args = parser.parse_args()
     rounds = args.rounds or (1 if args.quick else 3)
     seconds = args.seconds or (3 if args.quick else 8)
+    if args.only == "noisy":
+        latest = RESULTS / "latest.md"
+        section = noisy_section(rounds, seconds)
+        latest.write_text(with_noisy_section(latest.read_text(), section))
+        print(f"written to {latest} ({NOISY_HEADING})")
+        return 0
     events = args.events or (300 if args.quick else 1500)
     paced_events = 100 if args.quick else 300
     command = "make bench" + (f" ARGS='{shlex.join(sys.argv[1:])}'" if sys.argv[1:] else "")
@@ -338,8 +378,8 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
         f"- commit: {commit}\n"
         f"- command: `{command}`\n"
         f"- machine: {os.cpu_count()} cores ({platform.machine()}), shared by gunicorn "
-        f"({WORKERS} sync workers), Celery (threads, 8), PostgreSQL, Redis and wrk (pinned "
-        f"to core 1)\n"
+        f"({WORKERS} gthread workers x 32 threads), Celery (threads, 8), PostgreSQL, Redis "
+        f"and wrk (pinned to core 1)\n"
         f"- method: {rounds} interleaved round(s) of {seconds} s per scenario, medians; wrk "
         f"-t1 -c{READS} on reads, -c{WRITES} on writes; webhook burst of {events} events, "
         f"first attempt measured on {paced_events} events at 100/s; took {minutes:.1f} min\n"
@@ -365,6 +405,9 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
         f"{header}\n{table}\n\n## CPU per operation\n\n{cpu_header}\n\n{cpu_table}\n\n"
         f"## Invariants after the load\n\n{invariant_lines}\n"
     )
+    (RESULTS / "latest.md").write_text(document)
+    # After the main service stopped: the scenario starts its own (docs/faults.md).
+    document = with_noisy_section(document, noisy_section(rounds, seconds))
     (RESULTS / "latest.md").write_text(document)
     print()
     print(header)

@@ -6,7 +6,7 @@ Celery workers against one PostgreSQL and one Redis, behind HAProxy.
 
 1. A fresh database `bench_scale` (Redis db 11 on 6379) with `make bench`'s data (bench/load.py:
    slots, partner orders; one zone organization).
-2. Two gunicorns (2 sync workers each) on two loopback ports, two Celery workers (threads, 8)
+2. Two gunicorns (2 gthread workers each) on two loopback ports, two Celery workers (threads, 8)
    and one beat, all with the same settings; HAProxy (`/usr/sbin/haproxy`, its configuration
    generated into a temporary directory, run in the foreground as our child) balances round
    robin between the two gunicorns.
@@ -51,7 +51,7 @@ BALANCER_PORT = 8030
 INSTANCE_PORTS = [8031, 8032]
 STATS_PORT = 8039
 REDIS_URL = os.environ.get("BENCH_SCALE_REDIS_URL", "redis://127.0.0.1:6379/11")
-WORKERS_PER_INSTANCE = "2"  # 2 instances x 2 sync workers: the 4 of `make bench`
+WORKERS_PER_INSTANCE = "2"  # 2 instances x 2 gthread workers: the 4 of `make bench`
 ENV = harness.production_env(
     DATABASE, BALANCER_PORT, REDIS_URL, WEB_CONCURRENCY=WORKERS_PER_INSTANCE
 )
@@ -399,7 +399,7 @@ def main() -> int:
         f"- commit: {commit}\n"
         f"- command: `make scale{' ARGS=--quick' if args.quick else ''}`\n"
         f"- {os.cpu_count()} cores shared by everything: two gunicorns ({WORKERS_PER_INSTANCE} "
-        f"sync workers each), two Celery workers (threads, 8), one beat, HAProxy (round "
+        f"gthread workers each), two Celery workers (threads, 8), one beat, HAProxy (round "
         f"robin), PostgreSQL, Redis and wrk; this shows correctness across instances, not "
         f"speed; took {(time.monotonic() - started) / 60:.1f} min\n"
         f"{spread}\n\n{table}\n\n## Checks\n\n{checks_text}\n"

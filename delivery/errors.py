@@ -94,6 +94,14 @@ class RateLimited(ApplicationError):
         super().__init__(headers={"Retry-After": str(self.retry_after)})
 
 
+class TooManyInFlight(RateLimited):
+    """The caller's organization already has its limit of requests of this kind running
+    (contract "Rate limits": IN_FLIGHT_LIMIT)."""
+
+    default_message = "Too many requests in flight"
+    code = "too_many_in_flight"
+
+
 class ServiceUnavailable(ApplicationError):
     status_code = HTTPStatus.SERVICE_UNAVAILABLE
     default_message = "Service temporarily unavailable"

@@ -154,7 +154,36 @@ class AutoSchema(openapi.AutoSchema):
         operation = super().get_operation(*args, **kwargs)
         if operation is not None:
             operation.setdefault("security", [])
+            self._document_rate_limited(operation.get("responses", {}))
         return operation
+
+    def _document_rate_limited(self, responses: dict) -> None:
+        """A counted operation can answer 429 (its rate limit, or the in-flight limit): the
+        operations that do not list it themselves (the management API's) get the 429 every
+        counted operation documents, with its fields, next to their other error bodies."""
+        if "429" in responses or not is_rate_limited(type(self.view), self.method):
+            return
+        error = next((answer for code, answer in responses.items() if code.startswith("4")), None)
+        if error is None or "content" not in error:
+            return
+        name, code, message = _EXAMPLES[429]
+        example = error_body(429, message, code=code, request_id=EXAMPLE_REQUEST_ID)
+        responses["429"] = {
+            "headers": {
+                field.name: {
+                    "schema": {"type": "integer" if field.type is int else "string"},
+                    "description": field.description,
+                }
+                for field in RATE_LIMIT_HEADERS
+            },
+            "content": {
+                "application/json": {
+                    "schema": error["content"]["application/json"]["schema"],
+                    "examples": {"RateLimited": {"value": example, "summary": name}},
+                }
+            },
+            "description": _DESCRIPTIONS[429],
+        }
 
     def get_tags(self):
         # Each family of views names its tag once, on its base view (`openapi_tags`,

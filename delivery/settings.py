@@ -80,6 +80,8 @@ MIDDLEWARE = [
     # Before the body-size check, which then sees a chunked body's length too.
     "delivery.chunked.ChunkedBodyMiddleware",
     "delivery.middleware.ApiErrorMiddleware",
+    # First after the host and body-size checks: a refused request costs no more than this.
+    "tenants.in_flight_limit.InFlightLimitMiddleware",
     "delivery.middleware.UnstorableTextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files (admin, API docs) from the service itself, with DEBUG off too (gunicorn).
@@ -227,6 +229,23 @@ RATELIMIT_USE_CACHE = "default"
 # Redis down must not take the API down: limits fail open (with an error log).
 RATELIMIT_FAIL_OPEN = True
 API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="600/m")
+# Management API (bearer tokens): per user.
+MANAGEMENT_RATE_LIMIT = env.str("MANAGEMENT_RATE_LIMIT", default="600/m")
+# Requests in flight per organization and kind of caller (API keys, management), across every
+# web process (delivery/inflight.py). The default is half the web tier's threads (gunicorn.conf.py
+# reads the same two variables: 64 as shipped), so one tenant flooding through one kind leaves the
+# other half to everyone else, while a burst of 40 concurrent requests from one tenant (our own
+# concurrency tests) passes; never below 16. Several instances share the count: set it to half of
+# the whole tier's threads then. 0: no limit.
+WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=4)
+WEB_THREADS = env.int("WEB_THREADS", default=32)
+IN_FLIGHT_LIMIT = env.int("IN_FLIGHT_LIMIT", default=max(16, WEB_CONCURRENCY * WEB_THREADS // 2))
+# Fair turns in each web process (delivery/fairness.py): requests running at once per process,
+# and of one caller (organization and kind); the others wait their turn. 0: no turns.
+FAIR_RUNNING_PER_WORKER = env.int("FAIR_RUNNING_PER_WORKER", default=2)
+FAIR_RUNNING_PER_CALLER = env.int("FAIR_RUNNING_PER_CALLER", default=1)
+# A place not given back (a worker killed mid-request) lapses after this: gunicorn's timeout.
+IN_FLIGHT_EXPIRY_SECONDS = env.int("GUNICORN_TIMEOUT", default=30) + 5
 INVITE_RATE_LIMIT = env.str("INVITE_RATE_LIMIT", default="60/h")
 # Failed logins (POST /api/auth/token, the admin's login form; docs/contract.md "Failed logins"):
 # counted per fixed window; an account and address pair, or an address, is locked out at its limit

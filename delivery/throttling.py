@@ -59,6 +59,23 @@ class ApiKeyThrottle(BaseThrottle):
         return True
 
 
+class ManagementThrottle(BaseThrottle):
+    """Management API: MANAGEMENT_RATE_LIMIT per user (the bearer token's)."""
+
+    @staticmethod
+    def counts(view_class, method: str) -> bool:
+        return True
+
+    def allow_request(self, request, view) -> bool:
+        enforce_rate_limit(
+            request,
+            group="management",
+            key=str(request.user.pk),
+            rate=settings.MANAGEMENT_RATE_LIMIT,
+        )
+        return True
+
+
 def is_rate_limited(view_class, method: str) -> bool:
     """Whether a request of `method` to `view_class` is counted (and so reports RateLimit)."""
     return any(

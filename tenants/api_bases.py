@@ -4,7 +4,7 @@ from rest_framework.views import APIView
 
 from delivery.access_log import attribute_request
 from delivery.schema import AutoSchema
-from delivery.throttling import ApiKeyThrottle, ProvisioningThrottle
+from delivery.throttling import ApiKeyThrottle, ManagementThrottle, ProvisioningThrottle
 from tenants import selectors
 from tenants.authentication import (
     INTEGRATION_PLATFORMS,
@@ -84,6 +84,7 @@ class ManagementApiView(APIView):
     "Authentication and scope")."""
 
     authentication_classes = [BearerTokenAuthentication]
+    throttle_classes = [ManagementThrottle]
     openapi_tags = ["management"]
 
     def get_organization(self) -> Organization:

@@ -38,3 +38,8 @@ os.environ["REDIS_URL"] = TEST_REDIS_URL
 os.environ["DJANGO_SETTINGS_MODULE"] = "delivery.settings"
 
 from delivery.settings import *  # noqa: E402, F403 - the service's settings, with the above
+
+# Fair turns (delivery/fairness.py) would make the concurrency tests' requests of one tenant
+# take turns in this one process, and their races would never happen: off here (on in
+# tests/core/test_fairness.py and the gunicorn the tests start).
+FAIR_RUNNING_PER_WORKER = 0

@@ -155,5 +155,9 @@ def test_openapi_lists_the_fields_on_counted_operations_only(api_client):
     assert rate_fields(order["401"]) == set()
     tracking = paths["/api/track/{token}"]["get"]["responses"]
     assert "RateLimit" in tracking["200"]["headers"]
+    # The management API is counted per user (MANAGEMENT_RATE_LIMIT) since issue 25.
     managed = paths["/api/manage/organizations/{org_id}/orders"]["get"]["responses"]
-    assert rate_fields(managed["200"]) == set()
+    assert rate_fields(managed["200"]) == {"RateLimit-Policy", "RateLimit"}
+    assert rate_fields(managed["401"]) == set()
+    login = paths["/api/auth/token"]["post"]["responses"]
+    assert rate_fields(login["200"]) == set()

@@ -107,7 +107,7 @@ def test_hanging_receiver_does_not_block_other_organizations(
         assert WEBHOOK_TIMEOUT_SECONDS * 1000 <= latency_ms < (WEBHOOK_TIMEOUT_SECONDS + 1.5) * 1000
 
 
-#: the shipped gunicorn (gunicorn.conf.py: WEB_CONCURRENCY's default, sync workers)
+#: the shipped gunicorn (gunicorn.conf.py: WEB_CONCURRENCY's default, gthread workers)
 SHIPPED_WEB_WORKERS = "4"
 TEST_WEBHOOK_WAIT_SECONDS = 2.0
 
