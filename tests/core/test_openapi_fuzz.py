@@ -65,6 +65,8 @@ RULES_OPENAPI_CANNOT_STATE = {
         "the state of the service"
     ),
     r"Could not geocode \w+": "the outside geocoder's answer",
+    r"No orders to plan on \S+": "the state of the service",
+    r"Zone .* has no depot": "the state of the service",
     r"Provide either cutoffMinutes or cutoffDayBeforeAt, not both": "one of two fields",
     r"durationMinutes must equal the minutes from startTime to endTime when both are given": (
         "fields that depend on each other"
