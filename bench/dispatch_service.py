@@ -360,7 +360,7 @@ def render(figures: dict, minutes: float, loads: tuple[float, float]) -> tuple[s
         "the same plan; a warm-up plan of the day before first. Webhooks go to a loopback "
         f"receiver (bench/webhooks/receiver.py). Result: {figures['routes']} routes, "
         f"{figures['routed']} stops, {figures['distance_km']:.1f} km in all (what a rerun "
-        "repeats). One run, {minutes:.1f} minutes, on a shared 2-core "
+        f"repeats). One run, {minutes:.1f} minutes, on a shared 2-core "
         f"machine (load average {loads[0]:.1f} at start, {loads[1]:.1f} at end): "
         "times, unlike the plan, move with the load.",
         "",
