@@ -301,6 +301,9 @@ GEOCODER = env.str("GEOCODER", default="local")
 NOMINATIM_URL = env.str("NOMINATIM_URL", default="http://localhost:8080")
 # Dispatch plans (contract "Dispatch"): the solver stops after this many seconds (or earlier).
 DISPATCH_SOLVER_TIME_LIMIT_SECONDS = env.float("DISPATCH_SOLVER_TIME_LIMIT_SECONDS", default=5.0)
+# ... or after this many iterations, when set: a run that must give the same plan again (the
+# dispatch benchmark) bounds the search by iterations, which do not move with the machine's load.
+DISPATCH_SOLVER_MAX_ITERATIONS = env.int("DISPATCH_SOLVER_MAX_ITERATIONS", default=None)
 # Travel times: `haversine` (straight line x detour factor at the policy's speed) or `osrm` (an
 # OSRM-compatible /table/v1/driving server at OSRM_URL; straight lines when it fails).
 ROUTING = env.str("ROUTING", default="haversine")

@@ -146,6 +146,9 @@ class Plan(models.Model):
     travel_speed_kmh = models.FloatField(default=DEFAULT_TRAVEL_SPEED_KMH)
     detour_factor = models.FloatField(default=DEFAULT_DETOUR_FACTOR)
     solver_ms = models.PositiveIntegerField(null=True, blank=True)
+    #: milliseconds of the solve's steps (reading, matrix, solving, writing): for the dispatch
+    #: benchmark and operators, never shown in the API
+    timings = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
     solved_at = models.DateTimeField(null=True, blank=True)
