@@ -206,6 +206,7 @@ def test_openapi_lists_simulate_with_its_errors(api_client):
         "404",
         "409",
         "415",
+        "429",
         "503",
     }
 
