@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "webhooks",
     "integrations",
     "slots",
+    "dispatch",
     "tracking",
     "demo",
 ]

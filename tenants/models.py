@@ -1,5 +1,6 @@
 """Tenants: organizations, their users and memberships, API keys and management tokens."""
 
+import datetime
 import uuid
 
 from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
@@ -210,10 +211,25 @@ class Driver(models.Model):
     phone = models.CharField(max_length=32, blank=True, default="")
     vehicle_type = models.CharField(max_length=40, blank=True, default="")
     is_active = models.BooleanField(default=True)
+    #: orders per route; None: the slot policy's vehicle default (contract "Dispatch")
+    capacity = models.PositiveIntegerField(null=True, blank=True)
+    #: wall times in the time zone of the zone a route serves
+    shift_start = models.TimeField(default=datetime.time(8, 0))
+    shift_end = models.TimeField(default=datetime.time(20, 0))
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ("name", "id")
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(shift_start__lt=models.F("shift_end")),
+                name="driver_shift_in_day",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(capacity__isnull=True) | models.Q(capacity__gte=1),
+                name="driver_capacity_positive",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -38,6 +38,11 @@ class Zone(models.Model):
     geodata = models.JSONField(help_text="GeoJSON Polygon; coordinates are [lng, lat] pairs")
     metadata = models.JSONField(default=dict, blank=True)
     window_capacity = models.PositiveIntegerField(default=20)
+    #: where routes of this zone start and end and orders are loaded (contract "Dispatch");
+    #: unset: all three empty/null, and plans fall back to the slot policy's pickup address
+    depot_address = models.CharField(max_length=500, blank=True, default="")
+    depot_lat = models.FloatField(null=True, blank=True)
+    depot_lng = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(default=django_timezone.now)
     updated_at = models.DateTimeField(default=django_timezone.now)
 
@@ -45,11 +50,22 @@ class Zone(models.Model):
         constraints = [
             models.UniqueConstraint(fields=("organization", "slug"), name="zone_unique_slug"),
             models.UniqueConstraint(fields=("organization", "name"), name="zone_unique_name"),
+            models.CheckConstraint(
+                condition=models.Q(depot_lat__isnull=True, depot_lng__isnull=True)
+                | models.Q(
+                    depot_lat__gte=-90, depot_lat__lte=90, depot_lng__gte=-180, depot_lng__lte=180
+                ),
+                name="zone_depot_coordinates",
+            ),
         ]
         ordering = ("name", "id")
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def has_depot(self) -> bool:
+        return self.depot_lat is not None and self.depot_lng is not None
 
 
 class Place(models.Model):
