@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "integrations",
     "slots",
     "dispatch",
+    "couriers",
     "tracking",
     "demo",
 ]
@@ -175,9 +176,40 @@ STORAGES = {
         },
     },
 }
+# Couriers' photos and signatures (docs/contract.md "Couriers"): never served from a public
+# path, only through the service's signed, expiring URLs. A directory outside the static and
+# media roots by default (`PROOFS_DIR`; web and worker must share it); `PROOFS_STORAGE=s3` keeps
+# them in a private S3-compatible bucket instead (django-storages with boto3, which reads its
+# credentials from the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).
+if env.str("PROOFS_STORAGE", default="filesystem") == "s3":
+    STORAGES["proofs"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env.str("PROOFS_S3_BUCKET"),
+            "endpoint_url": env.str("PROOFS_S3_ENDPOINT_URL", default="") or None,
+            "location": env.str("PROOFS_S3_PREFIX", default="proofs"),
+            "default_acl": "private",
+            "querystring_auth": True,
+            "file_overwrite": False,
+        },
+    }
+else:
+    STORAGES["proofs"] = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {
+            "location": env.str("PROOFS_DIR", default=str(BASE_DIR / "var" / "proofs")),
+            "base_url": None,
+            "file_permissions_mode": 0o600,
+            "directory_permissions_mode": 0o700,
+        },
+    }
 
 # contract "Errors": a body over 1 MiB answers 413.
 MAX_REQUEST_BODY_BYTES = 1024 * 1024
+#: the paths that take a file upload, and their larger limit (docs/contract.md "Couriers": a
+#: photo of at most 5 MB, in a multipart body)
+UPLOAD_BODY_PATHS = ("/api/courier/photos",)
+MAX_UPLOAD_BODY_BYTES = 6 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 
 # contract "Conventions": every path works with and without a trailing slash, with no redirect.
@@ -227,6 +259,8 @@ RATELIMIT_USE_CACHE = "default"
 # Redis down must not take the API down: limits fail open (with an error log).
 RATELIMIT_FAIL_OPEN = True
 API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="600/m")
+#: the courier API, per driver (docs/contract.md "Couriers")
+COURIER_RATE_LIMIT = env.str("COURIER_RATE_LIMIT", default="300/m")
 INVITE_RATE_LIMIT = env.str("INVITE_RATE_LIMIT", default="60/h")
 # Failed logins (POST /api/auth/token, the admin's login form; docs/contract.md "Failed logins"):
 # counted per fixed window; an account and address pair, or an address, is locked out at its limit

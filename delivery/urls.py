@@ -13,6 +13,7 @@ api_patterns = [
     path("", include("slots.urls")),
     path("", include("zones.urls")),
     path("", include("tracking.urls")),
+    path("", include("couriers.urls")),
     path("", include("webhooks.urls")),
     path("", include("tenants.urls")),
     path("", include("provisioning.urls")),

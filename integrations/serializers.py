@@ -24,7 +24,7 @@ from delivery.fields import (
 )
 from delivery.serializers import page_output, snake_case
 from integrations import external_refs, windows
-from integrations.models import Order, OrderStatus
+from integrations.models import FailureReason, Order, OrderStatus
 from integrations.services import sandbox
 
 MAX_PAGE_SIZE = 100
@@ -133,6 +133,9 @@ class OrderTransitionInput(serializers.Serializer):
         error_messages=field_messages("driverId"),
     )
     reason = NamedTextField("reason", 500, required=False)
+    failureReason = choice_field(
+        "failureReason", FailureReason.values, required=False, allow_blank=True
+    )
 
 
 class OrderStatusEventOutput(serializers.Serializer):

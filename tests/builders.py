@@ -15,6 +15,7 @@ from django.test import Client
 from geopy.distance import geodesic
 from rest_framework.test import APIClient
 
+from couriers.services import tokens as courier_token_services
 from integrations.models import Order, OrderStatus
 from integrations.services import orders as order_services
 from slots import services as slot_services
@@ -308,6 +309,18 @@ def driver(organization: Organization, name: str = "Samira Haddad", **fields) ->
     return Driver.objects.create(organization=organization, name=name, **fields)
 
 
+def courier_token(driver: Driver) -> str:
+    """A new courier access token of `driver` (contract "Couriers")."""
+    return courier_token_services.driver_token_issue(driver=driver).value
+
+
+def courier_client(driver: Driver) -> APIClient:
+    """A courier API client signed in with a new token of `driver`."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {courier_token(driver)}")
+    return client
+
+
 # ----- orders: request bodies, requests, rows, transitions -----
 
 
@@ -411,6 +424,7 @@ def advance(order: Order, *statuses: str, driver: Driver | None = None) -> Order
             actor="test",
             driver=driver if status == "assigned" else None,
             reason="Recipient not at home" if status in ("failed", "cancelled") else "",
+            failure_reason="recipient_absent" if status == "failed" else "",
         )
     return order
 
@@ -428,7 +442,9 @@ def order_fail(order: Order) -> Order:
     order = order_services.order_transition(
         order=order, to_status=OrderStatus.ASSIGNED, driver=_dora(order)
     )
-    return order_services.order_transition(order=order, to_status=OrderStatus.FAILED)
+    return order_services.order_transition(
+        order=order, to_status=OrderStatus.FAILED, failure_reason="recipient_absent"
+    )
 
 
 def order_deliver(order: Order) -> Order:

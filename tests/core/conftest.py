@@ -18,6 +18,8 @@ APP_PACKAGES = (
     "zones",
     "slots",
     "integrations",
+    "dispatch",
+    "couriers",
     "tracking",
     "provisioning",
     "demo",

@@ -38,7 +38,10 @@ def driver(organization):
 def move(order: Order, *statuses: str, driver=None) -> Order:
     for status in statuses:
         order = order_transition(
-            order=order, to_status=status, driver=driver if status == "assigned" else None
+            order=order,
+            to_status=status,
+            driver=driver if status == "assigned" else None,
+            failure_reason="recipient_absent" if status == "failed" else "",
         )
     return order
 
