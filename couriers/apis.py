@@ -2,12 +2,15 @@
 management and partner APIs (contract "Couriers")."""
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from couriers import openapi_examples as examples
 from couriers import selectors
 from couriers.api_bases import CourierApiView
-from couriers.serializers import AccessTokenOutput, RouteOutput, RouteQuery
+from couriers.serializers import AccessTokenOutput, PhotoOutput, RouteOutput, RouteQuery
+from couriers.services import photos as photo_services
 from couriers.services import tokens as token_services
 from delivery.schema import errors, query_date
 from delivery.serializers import valid_serializer
@@ -85,3 +88,42 @@ class CourierRouteApi(CourierApiView):
         query = valid_serializer(RouteQuery, request.query_params).validated_data
         route = selectors.driver_route(driver=self.driver, day=query.get("date"))
         return Response(RouteOutput(route, context={"tz": route.tz}).data)
+
+
+class CourierPhotosApi(CourierApiView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        summary="Upload a proof photo",
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"photo": {"type": "string", "format": "binary"}},
+                "required": ["photo"],
+            }
+        },
+        responses={201: PhotoOutput, **errors(400, 401, 413)},
+        examples=examples.PHOTO_UPLOAD,
+    )
+    def post(self, request):
+        """Uploads a photo taken at the door (`multipart/form-data`, field `photo`: a JPEG or
+        PNG of at most 5 MB). The service decodes it and stores it encoded again without any
+        metadata (EXIF, GPS position included), and answers its `photoId`, which a `delivered`
+        or `failed` event then names in `proof.photoIds`. The photo is read back only through
+        the proof's signed, expiring URLs.
+
+        Errors:
+
+        - 400 `photo is required (a multipart file field)`, `photo must be at most 5 MB`,
+          `photo must be a JPEG or PNG image` (anything that does not decode whole as one)
+
+        - 401 `Invalid or missing token`
+
+        - 413 a body over 6 MiB"""
+        try:
+            upload = request.FILES.get("photo")
+        except (UnsupportedMediaType, ParseError):
+            # Not a multipart body, or a broken one: not an image either (contract "Couriers").
+            upload = None
+        photo = photo_services.photo_upload(driver=self.driver, upload=upload)
+        return Response(PhotoOutput(photo).data, status=201)

@@ -1,25 +1,20 @@
 """Couriers: drivers' access tokens, what couriers send from the door (stop events, photos,
 proof of delivery or the reason of a failure) and where they are (contract "Couriers").
 
-Files (photos, signatures) go through the `proofs` storage (settings STORAGES), never a
-public media path: they are read back only through signed, expiring URLs (couriers/proof_urls.py).
+Files (photos, signatures) go through the `proofs` storage (settings STORAGES["proofs"]), never
+a public media path: the rows keep their names in that storage, read back only through signed,
+expiring URLs (couriers/proof_urls.py). Names, not FileFields: a FileField fixes its storage
+when the model is loaded, and every read and write here goes through `storages["proofs"]`.
 """
 
 import uuid
 
-from django.core.files.storage import storages
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from integrations.models import FailureReason, IdempotencyStatus
 from tenants.models import Driver, Organization
-
-
-def proofs_storage():
-    """The storage of photos and signatures (settings STORAGES["proofs"]), read when used, so a
-    test or a deployment may point it elsewhere."""
-    return storages["proofs"]
 
 
 class DriverAccessToken(models.Model):
@@ -46,7 +41,8 @@ class CourierPhoto(models.Model):
         Organization, on_delete=models.CASCADE, related_name="courier_photos"
     )
     driver = models.ForeignKey(Driver, on_delete=models.CASCADE, related_name="photos")
-    file = models.FileField(storage=proofs_storage, max_length=300)
+    #: the name in the `proofs` storage
+    file_name = models.CharField(max_length=300)
     content_type = models.CharField(max_length=20)
     width = models.PositiveIntegerField()
     height = models.PositiveIntegerField()
@@ -92,7 +88,8 @@ class StopProof(models.Model):
         max_length=30, choices=FailureReason.choices, blank=True, default=""
     )
     note = models.CharField(max_length=2000, blank=True, default="")
-    signature = models.FileField(storage=proofs_storage, max_length=300, blank=True, default="")
+    #: the signature PNG's name in the `proofs` storage ("" without one)
+    signature_name = models.CharField(max_length=300, blank=True, default="")
     photos = models.ManyToManyField(CourierPhoto, blank=True, related_name="proofs")
     created_at = models.DateTimeField(default=timezone.now)
 

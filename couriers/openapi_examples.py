@@ -2,7 +2,7 @@
 (docs/contract.md "Couriers"), on the management examples' organization and driver
 (tenants/openapi_examples.py) and the partner order of integrations/openapi_examples.py."""
 
-from delivery.schema import answer_example
+from delivery.schema import answer_example, request_example
 from integrations.openapi_examples import PARTNER_ORDER_ID
 from tenants.openapi_examples import DRIVER_ID
 
@@ -43,4 +43,10 @@ ROUTE = [
             "stops": [ROUTE_STOP],
         },
     )
+]
+
+PHOTO_ID = "b0a4c2de-5f8e-4d71-9a3b-2e6c1f0d7a95"
+PHOTO_UPLOAD = [
+    request_example({"photo": "(the JPEG or PNG file, at most 5 MB)"}),
+    answer_example(201, {"photoId": PHOTO_ID}),
 ]

@@ -62,3 +62,7 @@ class RouteOutput(OutputSerializer):
 
     def get_route_id(self, route) -> str | None:
         return str(route.route.id) if route.route is not None else None
+
+
+class PhotoOutput(OutputSerializer):
+    photoId = serializers.UUIDField(source="id")

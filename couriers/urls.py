@@ -3,6 +3,7 @@ from delivery.routing import route
 
 urlpatterns = [
     *route("courier/route", apis.CourierRouteApi.as_view()),
+    *route("courier/photos", apis.CourierPhotosApi.as_view()),
     *route(
         "manage/organizations/<str:org_id>/drivers/<str:driver_id>/access-token",
         apis.DriverAccessTokenApi.as_view(),
