@@ -1,21 +1,42 @@
 """The courier API (`/api/courier/...`), drivers' access tokens and the proof reads of the
 management and partner APIs (contract "Couriers")."""
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from django.conf import settings
+from django.core.files.storage import storages
+from django.db import transaction
+from django.http import FileResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from couriers import openapi_examples as examples
-from couriers import selectors
+from couriers import proof_urls, selectors
 from couriers.api_bases import CourierApiView
-from couriers.serializers import AccessTokenOutput, PhotoOutput, RouteOutput, RouteQuery
+from couriers.serializers import (
+    AccessTokenOutput,
+    PhotoOutput,
+    ProofOutput,
+    RouteOutput,
+    RouteQuery,
+    RouteStopOutput,
+    StopEventInput,
+)
+from couriers.services import events as event_services
 from couriers.services import photos as photo_services
 from couriers.services import tokens as token_services
+from delivery.errors import NotFound
+from delivery.ratelimit import client_address, enforce_rate_limit
 from delivery.schema import errors, query_date
 from delivery.serializers import valid_serializer
+from integrations import selectors as order_selectors
+from integrations.errors import OrderNotFound
+from integrations.partner import selectors as partner_selectors
+from integrations.services import idempotency
 from tenants import selectors as tenant_selectors
-from tenants.api_bases import ManagementApiView
+from tenants.api_bases import IntegrationApiView, ManagementApiView, PublicApiView
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 
 class DriverAccessTokenApi(ManagementApiView):
@@ -127,3 +148,155 @@ class CourierPhotosApi(CourierApiView):
             upload = None
         photo = photo_services.photo_upload(driver=self.driver, upload=upload)
         return Response(PhotoOutput(photo).data, status=201)
+
+
+class CourierOrderEventsApi(CourierApiView):
+    @extend_schema(
+        summary="Record a stop event",
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                {
+                    "type": "string",
+                    "pattern": "^[\\x21-\\x7e](?:[\\x20-\\x7e]{0,253}[\\x21-\\x7e])?$",
+                },
+                OpenApiParameter.HEADER,
+                description="Optional, per driver; a repeat within 24 h replays the first answer "
+                "with `Idempotent-Replayed: true`",
+            )
+        ],
+        request=StopEventInput,
+        responses={200: RouteStopOutput, **errors(400, 401, 404, 409, 422)},
+        examples=examples.STOP_EVENT,
+    )
+    def post(self, request, order_id):
+        """Records what happened at one of the driver's stops: `picked_up`, `in_transit`,
+        `arrived` (recorded, no status change), `delivered` or `failed`. A status change goes
+        through the order's status machine and sends the partner's `order.<status>` webhook;
+        `delivered` and `failed` keep their proof (`proof`: recipient name, scanned barcode,
+        signature as a PNG data URL of at most 200 KB, `photoIds` from `POST
+        /api/courier/photos`; `location`; `note`; `cashCollected`). `at` is when it happened
+        (default now): an app that was offline sends its queue in the order taken, up to 24
+        hours late; each event is checked when it arrives. With an `Idempotency-Key` (per
+        driver), a repeat within 24 hours replays the first answer. Answers the stop.
+
+        Errors:
+
+        - 400 listing the body's problems; `failureReason is required for status failed`,
+          `Signature is required` and `Photo is required` (the dispatch policy), `Barcode does
+          not match` (the order's `expectedBarcode`), `Cash collected is required` (an order
+          with `codAmount`), `proof.signature must be a PNG data URL of at most 200 KB`,
+          `photoIds has an unknown photo: <id>`, `at must not be more than 24 hours ago`, `at
+          must not be more than 2 minutes ahead`
+
+        - 401 `Invalid or missing token`
+
+        - 404 `Order not found` (also another driver's order)
+
+        - 409 `Order <ref> cannot be <verb> in status <status>`; `A request with this
+          Idempotency-Key is in progress`
+
+        - 422 `Idempotency-Key was already used with a different request body`"""
+        driver = self.driver
+        order = selectors.driver_order_get(driver=driver, order_id=order_id)
+        key = idempotency.idempotency_key_read(request.headers.get(IDEMPOTENCY_HEADER))
+
+        def record() -> tuple[int, dict]:
+            draft = valid_serializer(StopEventInput, request.data).draft()
+            moved = event_services.stop_event_record(
+                driver=driver, order=order, draft=draft, actor=self.actor
+            )
+            stop, tz = selectors.driver_stop(driver=driver, order=moved)
+            return 200, RouteStopOutput(stop, context={"tz": tz}).data
+
+        if key is None:
+            with transaction.atomic():
+                status, body = record()
+            return Response(body, status=status)
+        result = idempotency.idempotent_run(
+            owner_id=driver.id,
+            key=key,
+            fingerprint=idempotency.request_fingerprint(
+                method=request.method, path=request.path, body=request.data
+            ),
+            operation=record,
+            scope=event_services.DRIVER_KEYS,
+        )
+        headers = {"Idempotent-Replayed": "true"} if result.replayed else {}
+        return Response(result.body, status=result.status, headers=headers)
+
+
+class ManagedOrderProofApi(ManagementApiView):
+    @extend_schema(
+        summary="Read an order's proof of delivery or failure",
+        responses={200: ProofOutput, **errors(401, 404)},
+        examples=examples.PROOF_READ,
+    )
+    def get(self, request, org_id, order_id):
+        """How the order's delivery ended, as the courier recorded it at the door: status
+        (`delivered` or `failed`), when and where, recipient name, scanned barcode, cash
+        collected, failure reason, note, and signed URLs of the signature and photos, each
+        valid for 10 minutes (read the proof again for fresh ones). An outcome an admin set by
+        hand has no courier proof: its fields are null and its URLs absent.
+
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 404 `Organization not found`, `Order not found`, `Proof not found` (the order is
+          neither delivered nor failed)"""
+        order = order_selectors.order_get(
+            organization_id=self.get_organization().id, order_id=order_id
+        )
+        shown = selectors.order_proof(order=order)
+        return Response(ProofOutput(shown, context={"request": request}).data)
+
+
+class PartnerOrderProofApi(IntegrationApiView):
+    @extend_schema(
+        summary="Read an order's proof of delivery or failure",
+        responses={200: ProofOutput, **errors(401, 403, 404, 429)},
+        examples=examples.PROOF_READ,
+    )
+    def get(self, request, external_ref):
+        """The proof of the partner's order by `externalRef` once it is delivered or failed,
+        for answering the partner's customer: when and where, who received it, the barcode
+        scanned, the failure reason, and signed URLs of the signature and photos that expire
+        after 10 minutes. Only orders of this key's platform.
+
+        Errors:
+
+        - 404 `Order not found` (unknown, another platform's or another organization's), `Proof
+          not found` (neither delivered nor failed yet)"""
+        principal = request.auth
+        order = partner_selectors.partner_order_get(
+            organization_id=principal.organization_id, external_ref=external_ref
+        )
+        if order.platform != principal.platform:
+            raise OrderNotFound()
+        shown = selectors.order_proof(order=order)
+        return Response(ProofOutput(shown, context={"request": request}).data)
+
+
+@extend_schema(exclude=True)
+class ProofFileApi(PublicApiView):
+    """A proof file by its signed URL (couriers/proof_urls.py): the signature is the credential,
+    so no key or token; limited per client address."""
+
+    def get(self, request, token):
+        enforce_rate_limit(
+            request,
+            group="address:proof-files",
+            key=client_address(request),
+            rate=settings.PROOF_FILE_RATE_LIMIT,
+        )
+        name = proof_urls.proof_file_name(token)
+        try:
+            handle = storages["proofs"].open(name)
+        except (FileNotFoundError, OSError):
+            raise NotFound() from None
+        response = FileResponse(handle, content_type=proof_urls.proof_file_content_type(name))
+        response["Cache-Control"] = f"private, max-age={proof_urls.URL_LIFETIME_SECONDS}"
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Content-Security-Policy"] = "default-src 'none'"
+        return response

@@ -1,6 +1,6 @@
 """The couriers' errors (contract "Couriers"); docs/contract.md "Errors" lists every code."""
 
-from delivery.errors import NotFound, ValidationFailed
+from delivery.errors import Forbidden, NotFound, ValidationFailed
 
 
 class PhotoInvalid(ValidationFailed):
@@ -64,3 +64,10 @@ class ProofNotFound(NotFound):
 
     code = "proof_not_found"
     default_message = "Proof not found"
+
+
+class ProofUrlExpired(Forbidden):
+    """A proof file's signed URL older than 10 minutes: read the proof again for fresh URLs."""
+
+    code = "proof_url_expired"
+    default_message = "Proof URL has expired"

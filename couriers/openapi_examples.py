@@ -50,3 +50,51 @@ PHOTO_UPLOAD = [
     request_example({"photo": "(the JPEG or PNG file, at most 5 MB)"}),
     answer_example(201, {"photoId": PHOTO_ID}),
 ]
+
+#: a 1x1 PNG; a real signature pad sends a few kilobytes
+SIGNATURE_DATA_URL = (
+    "data:image/png;base64,"
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
+)
+_DOOR = {"lat": 52.52191, "lng": 13.41318, "accuracyM": 6.5}
+EVENT_DELIVERED_INPUT = {
+    "type": "delivered",
+    "at": "2026-11-26T09:14:05Z",
+    "location": _DOOR,
+    "proof": {
+        "recipientName": "Ada Lovelace",
+        "barcode": "4006381333931",
+        "signature": SIGNATURE_DATA_URL,
+        "photoIds": [PHOTO_ID],
+    },
+    "cashCollected": 24.9,
+    "note": "Handed to the recipient",
+}
+EVENT_FAILED_INPUT = {
+    "type": "failed",
+    "at": "2026-11-26T09:14:05Z",
+    "location": _DOOR,
+    "failureReason": "recipient_absent",
+    "note": "Nobody at home, neighbours away too",
+}
+STOP_EVENT = [
+    request_example(EVENT_DELIVERED_INPUT, name="Delivered with proof"),
+    request_example(EVENT_FAILED_INPUT, name="Failed"),
+    request_example({"type": "picked_up"}, name="Picked up now"),
+    answer_example(200, {**ROUTE_STOP, "status": "delivered"}),
+]
+
+SIGNED = "https://delivery.example.com/api/proof-files/eyJ...:1tQ2xY:kX3b"
+PROOF_DELIVERED = {
+    "status": "delivered",
+    "at": "2026-11-26T09:14:05Z",
+    "location": _DOOR,
+    "recipientName": "Ada Lovelace",
+    "barcode": "4006381333931",
+    "cashCollected": 24.9,
+    "failureReason": None,
+    "note": "Handed to the recipient",
+    "signatureUrl": f"{SIGNED}1",
+    "photoUrls": [f"{SIGNED}2"],
+}
+PROOF_READ = [answer_example(200, PROOF_DELIVERED)]

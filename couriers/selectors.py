@@ -13,9 +13,9 @@ from couriers.models import CourierPhoto, DriverAccessToken, StopProof
 from delivery.fields import parse_uuid
 from delivery.queries import unique_row
 from delivery.timezones import zone_tz
-from dispatch.models import DriverZone, PlanRoute, PlanStatus, PlanStop
+from dispatch.models import DriverZone, PlanRoute, PlanStatus, PlanStop, StopKind
 from integrations.errors import OrderNotFound
-from integrations.models import Order, OrderStatus, OrderStatusEvent
+from integrations.models import Order, OrderStatus, OrderStatusEvent, ServiceType
 from slots.models import SlotPolicy
 from tenants.errors import InvalidToken
 from tenants.models import Driver
@@ -123,6 +123,61 @@ def driver_route(*, driver: Driver, day: date | None = None) -> DriverRoute:
         return DriverRoute(day, driver, None, [], driver_timezone(driver=driver))
     stops = list(route.stops.select_related("order").order_by("sequence"))
     return DriverRoute(day, driver, route, stops, zone_tz(route.zone.timezone))
+
+
+@dataclass(frozen=True)
+class OrderStop:
+    """An order as a stop of the courier API: its place on the driver's committed route, or,
+    for an order assigned outside any committed route, the order alone (no sequence or ETA)."""
+
+    order: Order
+    order_id: UUID
+    sequence: int | None
+    eta: datetime | None
+    window_start: datetime | None
+    window_end: datetime | None
+    kind: str
+    lat: float | None
+    lng: float | None
+
+
+def driver_stop(*, driver: Driver, order: Order) -> tuple[OrderStop, tzinfo]:
+    """The order as a stop of the driver (and the zone time its times are shown in)."""
+    stop = (
+        PlanStop.objects.filter(
+            order=order, route__driver=driver, plan__status=PlanStatus.COMMITTED
+        )
+        .select_related("route__zone")
+        .order_by("-plan__committed_at", "-plan__created_at")
+        .first()
+    )
+    if stop is not None:
+        shown = OrderStop(
+            order,
+            order.id,
+            stop.sequence,
+            stop.eta,
+            stop.window_start,
+            stop.window_end,
+            stop.kind,
+            stop.lat,
+            stop.lng,
+        )
+        return shown, zone_tz(stop.route.zone.timezone)
+    tz = zone_tz(order.zone.timezone) if order.zone_id else driver_timezone(driver=driver)
+    kind = StopKind.PICKUP if order.service_type == ServiceType.RETURN else StopKind.DELIVERY
+    shown = OrderStop(
+        order,
+        order.id,
+        None,
+        None,
+        order.delivery_window_start,
+        order.delivery_window_end,
+        kind,
+        order.dropoff_lat,
+        order.dropoff_lng,
+    )
+    return shown, tz
 
 
 # ----- proof -----

@@ -1,10 +1,34 @@
 """Input and output of the courier API and the proof reads (contract "Couriers")."""
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from delivery.fields import DateTextField
+from couriers import proof_urls
+from couriers.models import EventType
+from couriers.services.events import (
+    SIGNATURE_MAX_BYTES,
+    Location,
+    ProofDraft,
+    StopEventDraft,
+)
+from delivery.fields import (
+    CoordinateField,
+    DateTextField,
+    DateTimeTextField,
+    NamedTextField,
+    StrictCharField,
+    StrictFloatField,
+    choice_field,
+    field_messages,
+)
 from delivery.serializers import OutputSerializer
+from integrations.models import FailureReason
+
+#: a 200 KB PNG in base64 (4 characters per 3 bytes) with its `data:image/png;base64,` prefix
+SIGNATURE_MAX_TEXT = (SIGNATURE_MAX_BYTES // 3 + 1) * 4 + 64
+#: photos one proof may name
+MAX_PHOTOS = 10
 
 
 class AccessTokenOutput(OutputSerializer):
@@ -31,17 +55,17 @@ class RouteDriverOutput(OutputSerializer):
 
 
 class RouteStopOutput(OutputSerializer):
-    sequence = serializers.IntegerField()
+    sequence = serializers.IntegerField(allow_null=True)
     orderId = serializers.UUIDField(source="order_id")
     externalRef = serializers.CharField(source="order.external_ref")
     status = serializers.CharField(source="order.status")
-    eta = _ZoneTime()
-    windowStart = _ZoneTime(source="window_start")
-    windowEnd = _ZoneTime(source="window_end")
+    eta = _ZoneTime(allow_null=True)
+    windowStart = _ZoneTime(source="window_start", allow_null=True)
+    windowEnd = _ZoneTime(source="window_end", allow_null=True)
     kind = serializers.CharField()
     address = serializers.CharField(source="order.dropoff_address")
-    lat = serializers.FloatField()
-    lng = serializers.FloatField()
+    lat = serializers.FloatField(allow_null=True)
+    lng = serializers.FloatField(allow_null=True)
     recipientName = serializers.CharField(source="order.recipient_name")
     recipientPhone = serializers.CharField(source="order.recipient_phone")
     notes = serializers.CharField(source="order.notes")
@@ -66,3 +90,138 @@ class RouteOutput(OutputSerializer):
 
 class PhotoOutput(OutputSerializer):
     photoId = serializers.UUIDField(source="id")
+
+
+class LocationInput(serializers.Serializer):
+    lat = CoordinateField("location.lat", 90)
+    lng = CoordinateField("location.lng", 180)
+    accuracyM = StrictFloatField(
+        required=False, allow_null=True, min_value=0, max_value=100_000, source="accuracy_m"
+    )
+
+
+class ProofInput(serializers.Serializer):
+    recipientName = NamedTextField("proof.recipientName", 200, required=False)
+    barcode = NamedTextField("proof.barcode", 200, required=False)
+    signature = StrictCharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=SIGNATURE_MAX_TEXT,
+        error_messages=field_messages(
+            "proof.signature",
+            max_length="proof.signature must be a PNG data URL of at most 200 KB",
+        ),
+    )
+    photoIds = serializers.ListField(
+        child=serializers.UUIDField(error_messages={"invalid": "photoIds must hold photo ids"}),
+        required=False,
+        allow_null=True,
+        max_length=MAX_PHOTOS,
+        error_messages={"max_length": f"photoIds must hold at most {MAX_PHOTOS} photos"},
+    )
+
+
+class StopEventInput(serializers.Serializer):
+    type = choice_field("type", EventType.values, missing="type required")
+    at = DateTimeTextField("at", required=False, allow_null=True)
+    location = LocationInput(required=False, allow_null=True)
+    proof = ProofInput(required=False, allow_null=True)
+    failureReason = choice_field(
+        "failureReason", FailureReason.values, required=False, allow_null=True, allow_blank=True
+    )
+    note = NamedTextField("note", 2000, required=False)
+    cashCollected = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        min_value=0,
+        required=False,
+        allow_null=True,
+        error_messages={"invalid": "cashCollected must be a number"},
+    )
+
+    def validate_at(self, value):
+        if value is not None and timezone.is_naive(value):
+            raise serializers.ValidationError("at must carry a UTC offset (Z or +01:00)")
+        return value
+
+    def draft(self) -> StopEventDraft:
+        """The validated body as the service takes it."""
+        data = self.validated_data
+        location = data.get("location")
+        proof = data.get("proof") or {}
+        return StopEventDraft(
+            type=data["type"],
+            at=data.get("at"),
+            location=Location(**location) if location else None,
+            proof=ProofDraft(
+                recipient_name=proof.get("recipientName") or "",
+                barcode=proof.get("barcode") or "",
+                signature=proof.get("signature") or None,
+                photo_ids=list(proof.get("photoIds") or []),
+            ),
+            failure_reason=data.get("failureReason") or "",
+            note=data.get("note") or "",
+            cash_collected=data.get("cashCollected"),
+        )
+
+
+class ProofLocationOutput(OutputSerializer):
+    lat = serializers.FloatField()
+    lng = serializers.FloatField()
+    accuracyM = serializers.FloatField(allow_null=True)
+
+
+class ProofOutput(serializers.Serializer):
+    """An order's proof (contract "Couriers", "Proof"); file URLs signed for 10 minutes. Give it
+    `context={"request": request}` for absolute URLs."""
+
+    status = serializers.CharField()
+    at = serializers.DateTimeField()
+    location = serializers.SerializerMethodField()
+    recipientName = serializers.SerializerMethodField(method_name="get_recipient_name")
+    barcode = serializers.SerializerMethodField()
+    cashCollected = serializers.SerializerMethodField(method_name="get_cash_collected")
+    failureReason = serializers.SerializerMethodField(method_name="get_failure_reason")
+    note = serializers.SerializerMethodField()
+    signatureUrl = serializers.SerializerMethodField(method_name="get_signature_url")
+    photoUrls = serializers.SerializerMethodField(method_name="get_photo_urls")
+
+    def _proof_value(self, shown, attribute: str):
+        return (getattr(shown.proof, attribute) or None) if shown.proof is not None else None
+
+    @extend_schema_field(ProofLocationOutput(allow_null=True))
+    def get_location(self, shown) -> dict | None:
+        proof = shown.proof
+        if proof is None or proof.lat is None:
+            return None
+        return {"lat": proof.lat, "lng": proof.lng, "accuracyM": proof.accuracy_m}
+
+    def get_recipient_name(self, shown) -> str | None:
+        return self._proof_value(shown, "recipient_name")
+
+    def get_barcode(self, shown) -> str | None:
+        return self._proof_value(shown, "barcode")
+
+    def get_cash_collected(self, shown) -> float | None:
+        value = shown.proof.cash_collected if shown.proof is not None else None
+        return float(value) if value is not None else None
+
+    def get_failure_reason(self, shown) -> str | None:
+        return shown.failure_reason or None
+
+    def get_note(self, shown) -> str | None:
+        return self._proof_value(shown, "note")
+
+    def get_signature_url(self, shown) -> str | None:
+        name = shown.proof.signature_name if shown.proof is not None else ""
+        return proof_urls.proof_file_url(self.context.get("request"), name)
+
+    def get_photo_urls(self, shown) -> list[str]:
+        if shown.proof is None:
+            return []
+        request = self.context.get("request")
+        return [
+            proof_urls.proof_file_url(request, photo.file_name)
+            for photo in shown.proof.photos.all()
+        ]

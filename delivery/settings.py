@@ -277,6 +277,8 @@ LOGIN_SLOWDOWN_MAX_SECONDS = env.int("LOGIN_SLOWDOWN_MAX_SECONDS", default=60)
 LOGIN_KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600
 # Public tracking (API and page share it), per client address: guessing tokens stays slow.
 TRACKING_RATE_LIMIT = env.str("TRACKING_RATE_LIMIT", default="120/m")
+#: proof files by their signed URLs (docs/contract.md "Couriers"), per client address
+PROOF_FILE_RATE_LIMIT = env.str("PROOF_FILE_RATE_LIMIT", default="300/m")
 # Where order answers' trackingUrl points (`<base>/track/<token>`); empty: the request's own
 # scheme and host (docs/contract.md "Orders").
 TRACKING_BASE_URL = env.str("TRACKING_BASE_URL", default="")

@@ -9,6 +9,8 @@ from demo import reference_views
 # The hot families first: a request walks every pattern listed before its own, and no path
 # matches patterns of two apps (tests/core/test_url_routing.py), so the order changes only cost.
 api_patterns = [
+    # Before the integrations: their `orders/<externalRef>` would take `.../proof` as a reference.
+    path("", include("couriers.partner_urls")),
     path("", include("integrations.urls")),
     path("", include("slots.urls")),
     path("", include("zones.urls")),

@@ -1,7 +1,7 @@
 """What an `externalRef` may be: text a caller can put in the order's path and read back.
 
 The order is addressed as `.../orders/<externalRef>` (and `/release`, `/cancel`,
-`/delivery-slot` after it), and `externalRef` may hold `/`. A ref that those paths cannot
+`/delivery-slot`, `/proof` after it), and `externalRef` may hold `/`. A ref that those paths cannot
 give back (one ending in `/cancel` reads as the cancel action of another ref, one ending in
 `/` as the ref without it, a `..` segment is removed by HTTP clients before sending) would
 make an order nobody can read, cancel or release: it is refused at create
@@ -19,7 +19,7 @@ MAX_LENGTH = 100
 ALLOWED = re.compile(r"[A-Za-z0-9\-_.:/#]+")
 ALLOWED_MESSAGE = "externalRef may contain only letters, digits and -_.:/#"
 #: the actions addressed after the ref, in any family
-ACTIONS = ("release", "cancel", "delivery-slot")
+ACTIONS = ("release", "cancel", "delivery-slot", "proof")
 #: external_ref_problem's rules as one OpenAPI pattern: ALLOWED characters in non-empty
 #: segments, no `.` or `..` segment, no action as the last segment after a `/`
 PATTERN = (
