@@ -5,7 +5,12 @@ from django.conf import settings
 from django.core.files.storage import storages
 from django.db import transaction
 from django.http import FileResponse
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiRequest,
+    OpenApiResponse,
+    extend_schema,
+)
 from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -117,11 +122,14 @@ class CourierPhotosApi(CourierApiView):
     @extend_schema(
         summary="Upload a proof photo",
         request={
-            "multipart/form-data": {
-                "type": "object",
-                "properties": {"photo": {"type": "string", "format": "binary"}},
-                "required": ["photo"],
-            }
+            "multipart/form-data": OpenApiRequest(
+                {
+                    "type": "object",
+                    "properties": {"photo": {"type": "string", "format": "binary"}},
+                    "required": ["photo"],
+                },
+                examples=examples.PHOTO_UPLOAD_REQUEST,
+            )
         },
         responses={201: PhotoOutput, **errors(400, 401, 413)},
         examples=examples.PHOTO_UPLOAD,

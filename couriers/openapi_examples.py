@@ -46,10 +46,8 @@ ROUTE = [
 ]
 
 PHOTO_ID = "b0a4c2de-5f8e-4d71-9a3b-2e6c1f0d7a95"
-PHOTO_UPLOAD = [
-    request_example({"photo": "(the JPEG or PNG file, at most 5 MB)"}),
-    answer_example(201, {"photoId": PHOTO_ID}),
-]
+PHOTO_UPLOAD_REQUEST = [request_example({"photo": "(the JPEG or PNG file, at most 5 MB)"})]
+PHOTO_UPLOAD = [answer_example(201, {"photoId": PHOTO_ID})]
 
 #: a 1x1 PNG; a real signature pad sends a few kilobytes
 SIGNATURE_DATA_URL = (

@@ -1,5 +1,7 @@
 """Input and output of the courier API and the proof reads (contract "Couriers")."""
 
+from decimal import Decimal
+
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -27,6 +29,7 @@ from integrations.models import FailureReason
 
 #: a 200 KB PNG in base64 (4 characters per 3 bytes) with its `data:image/png;base64,` prefix
 SIGNATURE_MAX_TEXT = (SIGNATURE_MAX_BYTES // 3 + 1) * 4 + 64
+CENTS = Decimal("0.01")
 #: photos one proof may name
 MAX_PHOTOS = 10
 
@@ -46,7 +49,8 @@ class _ZoneTime(serializers.DateTimeField):
     def to_representation(self, value):
         if value is None:
             return None
-        return super().to_representation(timezone.localtime(value, self.context["tz"]))
+        shown = timezone.localtime(value, self.context["tz"]).isoformat()
+        return shown.removesuffix("+00:00") + "Z" if shown.endswith("+00:00") else shown
 
 
 class RouteDriverOutput(OutputSerializer):
@@ -131,12 +135,11 @@ class StopEventInput(serializers.Serializer):
         "failureReason", FailureReason.values, required=False, allow_null=True, allow_blank=True
     )
     note = NamedTextField("note", 2000, required=False)
-    cashCollected = serializers.DecimalField(
-        max_digits=12,
-        decimal_places=2,
-        min_value=0,
+    cashCollected = StrictFloatField(
         required=False,
         allow_null=True,
+        min_value=0,
+        max_value=9_999_999_999.99,
         error_messages={"invalid": "cashCollected must be a number"},
     )
 
@@ -162,7 +165,11 @@ class StopEventInput(serializers.Serializer):
             ),
             failure_reason=data.get("failureReason") or "",
             note=data.get("note") or "",
-            cash_collected=data.get("cashCollected"),
+            cash_collected=(
+                Decimal(str(data["cashCollected"])).quantize(CENTS)
+                if data.get("cashCollected") is not None
+                else None
+            ),
         )
 
 
