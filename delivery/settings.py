@@ -324,6 +324,13 @@ WEBHOOK_TEST_WAIT_SECONDS = env.float("WEBHOOK_TEST_WAIT_SECONDS", default=2.0)
 # Geocoding (contract "Geocoding and resolve-zone").
 GEOCODER = env.str("GEOCODER", default="local")
 NOMINATIM_URL = env.str("NOMINATIM_URL", default="http://localhost:8080")
+# Dispatch plans (contract "Dispatch"): the solver stops after this many seconds (or earlier).
+DISPATCH_SOLVER_TIME_LIMIT_SECONDS = env.float("DISPATCH_SOLVER_TIME_LIMIT_SECONDS", default=5.0)
+# Travel times: `haversine` (straight line x detour factor at the policy's speed) or `osrm` (an
+# OSRM-compatible /table/v1/driving server at OSRM_URL; straight lines when it fails).
+ROUTING = env.str("ROUTING", default="haversine")
+OSRM_URL = env.str("OSRM_URL", default="")
+OSRM_TIMEOUT_SECONDS = env.float("OSRM_TIMEOUT_SECONDS", default=10.0)
 # Gazetteer CSV imports (docs/operations.md "Configuration"): a larger file is refused before
 # it is read; one larger than the inline size is imported by a Celery task instead of the admin's
 # request.

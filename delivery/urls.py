@@ -18,6 +18,7 @@ api_patterns = [
     path("", include("couriers.urls")),
     path("", include("webhooks.urls")),
     path("", include("tenants.urls")),
+    path("", include("dispatch.urls")),
     path("", include("provisioning.urls")),
     *route("bench/hello", reference_views.HelloApi.as_view()),
     *route("bench/hello-auth", reference_views.HelloWithKeyApi.as_view()),

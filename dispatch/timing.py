@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from dispatch.solver import JobKind
+from dispatch.vrp import JobKind
 
 WarningReason = Literal["time_window", "shift", "capacity"]
 

@@ -85,12 +85,50 @@ class OrganizationAdmin(OrganizationScopedAdmin):
         return self._is_superuser(request)
 
 
+DRIVER_FIELDS = (
+    "organization",
+    "name",
+    "phone",
+    "vehicle_type",
+    "is_active",
+    "capacity",
+    "shift_start",
+    "shift_end",
+)
+
+
+class DriverAdminForm(forms.ModelForm):
+    class Meta:
+        model = Driver
+        fields = DRIVER_FIELDS
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Left empty, a shift takes the contract's default (08:00 to 20:00).
+        for name in ("shift_start", "shift_end"):
+            self.fields[name].required = False
+
+    def clean_shift_start(self):
+        return self.cleaned_data["shift_start"] or services.DEFAULT_SHIFT_START
+
+    def clean_shift_end(self):
+        return self.cleaned_data["shift_end"] or services.DEFAULT_SHIFT_END
+
+    def clean(self):
+        cleaned = super().clean()
+        start, end = cleaned.get("shift_start"), cleaned.get("shift_end")
+        if start is not None and end is not None and start >= end:
+            raise forms.ValidationError("shiftEnd must be after shiftStart")
+        return cleaned
+
+
 @admin.register(Driver)
 class DriverAdmin(OrganizationScopedAdmin):
+    form = DriverAdminForm
     list_display = ("name", "phone", "vehicle_type", "is_active", "organization")
     list_filter = ("is_active",)
     search_fields = ("name", "phone")
-    fields = ("organization", "name", "phone", "vehicle_type", "is_active", "created")
+    fields = (*DRIVER_FIELDS, "created")
     readonly_fields = ("created",)
     created = time_field("created_at", "Created")
 

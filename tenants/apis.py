@@ -23,8 +23,6 @@ from tenants.serializers import (
     ApiKeyIssuedOutput,
     ApiKeyListOutput,
     ApiKeyUpdateInput,
-    DriverInput,
-    DriverOutput,
     WebhookSecretRolledOutput,
     WebhookSecretRollInput,
 )
@@ -256,82 +254,3 @@ class ApiKeyWebhookSecretRollApi(ManagementApiView):
             api_key=api_key, overlap_hours=serializer.validated_data["overlapHours"]
         )
         return Response(WebhookSecretRolledOutput(rolled).data)
-
-
-class DriversApi(ManagementApiView):
-    @extend_schema(
-        summary="List the organization's drivers",
-        responses={200: DriverOutput(many=True), **errors(401, 404)},
-        examples=examples.DRIVER_SHOWN,
-    )
-    def get(self, request, org_id):
-        """Every driver of the organization, inactive ones included, for choosing whom to assign
-        an order to (`orders/:orderId/transition` with `driverId`).
-
-        Called by an organization admin with a bearer token.
-
-        Errors: 401 `Invalid or missing token`; 404 `Organization not found`."""
-        drivers = selectors.driver_list(organization_id=self.get_organization().id)
-        return Response(DriverOutput(drivers, many=True).data)
-
-    @extend_schema(
-        summary="Add a driver",
-        request=DriverInput,
-        responses={201: DriverOutput, **errors(400, 401, 404)},
-        examples=examples.DRIVER_CREATE,
-    )
-    def post(self, request, org_id):
-        """Adds a driver to the organization: `name` required; `phone` (normalized: `+` optional,
-        then 7 to 15 digits), `vehicleType` and `isActive` (default true) optional. Tracking shows
-        recipients only the driver's first name.
-
-        Called by an organization admin with a bearer token.
-
-        Errors: 400 `name is required`, a phone that is not a phone number; 401 `Invalid or
-        missing token`; 404 `Organization not found`."""
-        organization = self.get_organization()
-        serializer = valid_serializer(DriverInput, request.data)
-        driver = services.driver_create(
-            organization_id=organization.id, **serializer.validated_data
-        )
-        return Response(DriverOutput(driver).data, status=201)
-
-
-class DriverDetailApi(ManagementApiView):
-    @extend_schema(
-        summary="Read a driver",
-        responses={200: DriverOutput, **errors(401, 404)},
-        examples=examples.DRIVER_SHOWN,
-    )
-    def get(self, request, org_id, driver_id):
-        """One driver of the organization.
-
-        Called by an organization admin with a bearer token.
-
-        Errors: 401 `Invalid or missing token`; 404 `Organization not found`, `Driver not found`
-        (also for another organization's driver)."""
-        driver = selectors.driver_get(
-            organization_id=self.get_organization().id, driver_id=driver_id
-        )
-        return Response(DriverOutput(driver).data)
-
-    @extend_schema(
-        summary="Change a driver",
-        request=DriverInput,
-        responses={200: DriverOutput, **errors(400, 401, 404)},
-        examples=examples.DRIVER_UPDATE,
-    )
-    def patch(self, request, org_id, driver_id):
-        """Changes any of name, phone, vehicleType and isActive (an inactive driver cannot
-        be assigned new orders); fields left out keep their value.
-
-        Called by an organization admin with a bearer token.
-
-        Errors: 400 a blank name or a phone that is not a phone number; 401 `Invalid or missing
-        token`; 404 `Organization not found`, `Driver not found`."""
-        driver = selectors.driver_get(
-            organization_id=self.get_organization().id, driver_id=driver_id
-        )
-        serializer = valid_serializer(DriverInput, request.data, partial=True)
-        driver = services.driver_update(driver=driver, **serializer.validated_data)
-        return Response(DriverOutput(driver).data)

@@ -70,11 +70,3 @@ AUTH_TOKEN_CREATE = [
         },
     ),
 ]
-
-_DRIVER_FIELDS = {"name": "Marta Nowak", "phone": "+48601234567", "vehicleType": "van"}
-DRIVER = {"id": DRIVER_ID, **_DRIVER_FIELDS, "isActive": True}
-DRIVER_CREATE = [request_example(_DRIVER_FIELDS), answer_example(201, DRIVER)]
-#: the list (one item shown) and the read
-DRIVER_SHOWN = [answer_example(200, DRIVER)]
-_DRIVER_CHANGE = {"vehicleType": "cargo bike", "isActive": False}
-DRIVER_UPDATE = [request_example(_DRIVER_CHANGE), answer_example(200, {**DRIVER, **_DRIVER_CHANGE})]

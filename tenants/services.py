@@ -5,7 +5,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from uuid import UUID
 
 from django.contrib.auth import authenticate
@@ -372,7 +372,22 @@ def user_get_or_create(*, email: str, name: str = "") -> tuple[User, bool]:
         return User.objects.get(email=email), False
 
 
-_DRIVER_FIELDS = ("name", "phone", "vehicle_type", "is_active")
+_DRIVER_FIELDS = (
+    "name",
+    "phone",
+    "vehicle_type",
+    "is_active",
+    "capacity",
+    "shift_start",
+    "shift_end",
+)
+DEFAULT_SHIFT_START = time(8, 0)
+DEFAULT_SHIFT_END = time(20, 0)
+
+
+def _shift_check(driver: Driver) -> None:
+    if driver.shift_start >= driver.shift_end:
+        raise ValidationFailed(["shiftEnd must be after shiftStart"])
 
 
 def driver_create(
@@ -382,23 +397,35 @@ def driver_create(
     phone: str = "",
     vehicle_type: str = "",
     is_active: bool = True,
+    capacity: int | None = None,
+    shift_start: time = DEFAULT_SHIFT_START,
+    shift_end: time = DEFAULT_SHIFT_END,
 ) -> Driver:
-    return Driver.objects.create(
+    """A new driver; `capacity` None takes the vehicle default (contract "Dispatch")."""
+    driver = Driver(
         organization_id=organization_id,
         name=name,
         phone=phone,
         vehicle_type=vehicle_type,
         is_active=is_active,
+        capacity=capacity,
+        shift_start=shift_start,
+        shift_end=shift_end,
     )
+    _shift_check(driver)
+    driver.save(force_insert=True)
+    return driver
 
 
 @transaction.atomic
-def driver_update(*, driver: Driver, **changes: str | bool) -> Driver:
-    """Applies the given fields (any of name, phone, vehicle_type, is_active)."""
+def driver_update(*, driver: Driver, **changes: str | bool | int | time | None) -> Driver:
+    """Applies the given fields (any of name, phone, vehicle_type, is_active, capacity,
+    shift_start, shift_end); a shift whose end is not after its start is a 400."""
     unknown = set(changes) - set(_DRIVER_FIELDS)
     if unknown:
         raise ValueError(f"unknown driver fields: {sorted(unknown)}")
     for field, value in changes.items():
         setattr(driver, field, value)
+    _shift_check(driver)
     driver.save(update_fields=list(changes) or None)
     return driver

@@ -13,9 +13,3 @@ urlpatterns = [
         apis.ApiKeyWebhookSecretRollApi.as_view(),
     ),
 ]
-urlpatterns += [
-    *route("manage/organizations/<str:org_id>/drivers", apis.DriversApi.as_view()),
-    *route(
-        "manage/organizations/<str:org_id>/drivers/<str:driver_id>", apis.DriverDetailApi.as_view()
-    ),
-]

@@ -47,6 +47,9 @@ ZONE_MAIN_FIELDS = (
     "window_capacity",
 )
 
+#: contract "Dispatch": where the zone's routes start and end (all empty: no depot)
+DEPOT_FIELDS = ("depot_address", "depot_lat", "depot_lng")
+
 
 class ZoneAdminForm(forms.ModelForm):
     geodata = forms.JSONField(
@@ -60,7 +63,18 @@ class ZoneAdminForm(forms.ModelForm):
 
     class Meta:
         model = Zone
-        fields = (*ZONE_MAIN_FIELDS, "geodata", "metadata")
+        fields = (*ZONE_MAIN_FIELDS, *DEPOT_FIELDS, "geodata", "metadata")
+
+    def clean(self):
+        cleaned = super().clean()
+        lat, lng = cleaned.get("depot_lat"), cleaned.get("depot_lng")
+        if (lat is None) != (lng is None):
+            raise forms.ValidationError("A depot needs both its latitude and its longitude")
+        if lat is not None and not (-90 <= lat <= 90 and -180 <= lng <= 180):
+            raise forms.ValidationError(
+                "depot.lat must be between -90 and 90, depot.lng between -180 and 180"
+            )
+        return cleaned
 
     def clean_slug(self):
         # Left empty: a new zone gets one from its name; an existing zone keeps its own.
@@ -131,6 +145,7 @@ class ZoneAdmin(OrganizationScopedAdmin):
     fieldsets = (
         (None, {"fields": ZONE_MAIN_FIELDS}),
         ("Polygon", {"fields": ("geodata", "polygon_preview")}),
+        ("Depot", {"fields": DEPOT_FIELDS}),
         ("More", {"fields": ("metadata", "created", "updated")}),
     )
     created = time_field("created_at", "Created", lambda zone: zone.timezone)
@@ -152,6 +167,9 @@ class ZoneAdmin(OrganizationScopedAdmin):
             "geodata": obj.geodata,
             "metadata": obj.metadata,
             "window_capacity": obj.window_capacity,
+            "depot": None
+            if obj.depot_lat is None
+            else {"address": obj.depot_address, "lat": obj.depot_lat, "lng": obj.depot_lng},
         }
         if change:
             zone = services.zone_update(zone=obj, slug=obj.slug, **fields)

@@ -173,7 +173,8 @@ class ZonesApi(ManagementApiView):
     )
     def get(self, request, org_id):
         """Every zone of the organization, of every purpose, enabled or not, with its GeoJSON
-        polygon (`geodata`, `[lng, lat]` pairs), time zone and window capacity.
+        polygon (`geodata`, `[lng, lat]` pairs), time zone, window capacity and `depot`
+        (`null` when unset).
 
         For an organization admin with a bearer token (401 `Invalid or missing token`); an
         organization the admin does not manage: 404 `Organization not found`."""
@@ -190,7 +191,9 @@ class ZonesApi(ManagementApiView):
         """Creates a zone from a name and a GeoJSON Polygon (a valid, non-self-intersecting ring
         of at least 4 `[lng, lat]` points; an open ring is closed). `purpose` is `dispatch`
         (partner orders), `slot` (slot templates) or `both`; `timezone` defaults to the slot
-        policy's, `windowCapacity` to 20. Emits `erp.polygon.updated`.
+        policy's, `windowCapacity` to 20; `depot` `{address, lat, lng}` (address optional) is where
+        dispatch routes of the zone start and end (contract "Dispatch"), `null` or left out: none.
+        Emits `erp.polygon.updated`.
 
         For an organization admin with a bearer token (401 `Invalid or missing token`; another
         organization: 404 `Organization not found`).
@@ -235,7 +238,8 @@ class ZoneDetailApi(ManagementApiView):
         examples=examples.ZONE_UPDATE,
     )
     def patch(self, request, org_id, zone_id):
-        """Changes the fields given and keeps the others; answers the whole zone. Disabling a
+        """Changes the fields given and keeps the others (`depot: null` removes the depot);
+        answers the whole zone. Disabling a
         zone (`enabled: false`) makes its slots unbookable; orders already placed keep their
         zone. Emits `erp.polygon.updated`.
 

@@ -30,6 +30,7 @@ ZONE_INPUT = {
     "geodata": {"type": "Polygon", "coordinates": [_MITTE["ring"]]},
     "metadata": _MITTE["metadata"],
     "windowCapacity": 20,
+    "depot": {"address": ADDRESS, "lat": ADDRESS_LAT, "lng": ADDRESS_LNG},
 }
 ZONE = {
     "id": ZONE_ID,

@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from delivery.fields import (
+    CoordinateField,
     DateTextField,
     StrictBooleanField,
     StrictCharField,
@@ -64,6 +65,20 @@ class GeoJsonPolygonField(serializers.JSONField):
             raise serializers.ValidationError(exc.message) from None
 
 
+class DepotInput(serializers.Serializer):
+    """Where the zone's routes start and end and orders are loaded (contract "Dispatch")."""
+
+    address = StrictCharField(max_length=500, required=False, allow_blank=True, default="")
+    lat = CoordinateField("depot.lat", 90)
+    lng = CoordinateField("depot.lng", 180)
+
+
+class DepotOutput(serializers.Serializer):
+    address = serializers.CharField(source="depot_address")
+    lat = serializers.FloatField(source="depot_lat")
+    lng = serializers.FloatField(source="depot_lng")
+
+
 class ZoneInput(serializers.Serializer):
     """Create (name and geodata required) and PATCH (every field optional)."""
 
@@ -85,6 +100,8 @@ class ZoneInput(serializers.Serializer):
     )
     metadata = declare(serializers.JSONField(required=False), type="object")
     windowCapacity = StrictIntegerField(min_value=0, max_value=100_000, required=False)
+    #: null removes the depot
+    depot = DepotInput(required=False, allow_null=True)
 
     def validate_purpose(self, value: str) -> str:
         if value not in ZonePurpose.values:
@@ -111,8 +128,14 @@ class ZoneOutput(serializers.Serializer):
     geodata = serializers.JSONField()
     metadata = serializers.JSONField()
     windowCapacity = serializers.IntegerField(source="window_capacity")
+    depot = serializers.SerializerMethodField()
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
+
+    @extend_schema_field(DepotOutput(allow_null=True))
+    def get_depot(self, zone) -> dict | None:
+        """`null` when the zone has no depot."""
+        return DepotOutput(zone).data if zone.has_depot else None
 
 
 class LatLngOutput(serializers.Serializer):

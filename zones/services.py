@@ -136,6 +136,7 @@ def zone_create(
     timezone_name: str | None = None,
     metadata: dict | None = None,
     window_capacity: int = 20,
+    depot: dict | None = None,
 ) -> Zone:
     """A new zone; the slug is generated from the name when absent (`-2`, `-3`, ... if taken),
     the time zone defaults to the organization's slot policy's (contract "Slots and windows"), else
@@ -155,6 +156,7 @@ def zone_create(
         metadata=metadata if metadata is not None else {},
         window_capacity=window_capacity,
     )
+    _depot_set(zone, depot)
     _check_unique(zone=zone)
     _save(zone, creating=True)
     _changed(zone)
@@ -173,8 +175,9 @@ def zone_update(
     geodata: dict = _UNSET,
     metadata: dict = _UNSET,
     window_capacity: int = _UNSET,
+    depot: dict | None = _UNSET,
 ) -> Zone:
-    """Changes the given fields only (PATCH semantics)."""
+    """Changes the given fields only (PATCH semantics); `depot` None removes the depot."""
     zone = Zone.objects.select_for_update().get(pk=zone.pk)
     if name is not _UNSET:
         zone.name = name
@@ -193,11 +196,22 @@ def zone_update(
         zone.metadata = metadata
     if window_capacity is not _UNSET:
         zone.window_capacity = window_capacity
+    if depot is not _UNSET:
+        _depot_set(zone, depot)
     zone.updated_at = timezone.now()
     _check_unique(zone=zone)
     _save(zone, creating=False)
     _changed(zone)
     return zone
+
+
+def _depot_set(zone: Zone, depot: dict | None) -> None:
+    """`depot` is `{address?, lat, lng}` (contract "Dispatch") or None for no depot."""
+    if depot is None:
+        zone.depot_address, zone.depot_lat, zone.depot_lng = "", None, None
+    else:
+        zone.depot_address = depot.get("address", "")
+        zone.depot_lat, zone.depot_lng = depot["lat"], depot["lng"]
 
 
 def zone_purpose_change_check(*, zone: Zone, purpose: str) -> None:

@@ -181,13 +181,18 @@ def test_every_example_fits_the_schema_it_illustrates(document):
 
 def test_an_example_with_an_unknown_field_or_a_malformed_id_does_not_fit(document):
     """The fit check above catches what it is for (it would pass if it checked nothing)."""
-    driver = {"$ref": "#/components/schemas/DriverOutput"}
+    driver = {"$ref": "#/components/schemas/DispatchDriverOutput"}
     fitting = {
         "id": "1fe1c9c4-f693-484c-a8c9-473a2cc2204d",
         "name": "Marta Nowak",
         "phone": "+48601234567",
         "vehicleType": "van",
         "isActive": True,
+        "capacity": None,
+        "effectiveCapacity": 10,
+        "shiftStart": "08:00",
+        "shiftEnd": "20:00",
+        "zoneIds": [],
     }
 
     assert example_errors(document, driver, fitting) == []

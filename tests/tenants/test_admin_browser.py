@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings as django_settings
 from playwright.sync_api import expect
 
+from dispatch.services.policy import dispatch_policy_get_or_create
 from integrations.models import OrderStatus
 from slots.models import SlotDay
 from tests import builders
@@ -93,6 +94,7 @@ def busy_tenant(two_tenants):
         )
     builders.advance(order, OrderStatus.DISPATCHING, OrderStatus.ASSIGNED, driver=driver)
     builders.order_event(ours, LONG)
+    dispatch_policy_get_or_create(organization_id=ours.id)
     zone_services.zone_blackout_create(
         zone=mitte,
         day=dt.date(2031, 12, 25),

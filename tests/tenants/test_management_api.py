@@ -93,6 +93,12 @@ def test_drivers_crud(organization):
         "phone": "+49301234567",
         "vehicleType": "van",
         "isActive": True,
+        # issue 26 (contract "Dispatch"): the dispatch fields, at their defaults
+        "capacity": None,
+        "effectiveCapacity": 10,
+        "shiftStart": "08:00",
+        "shiftEnd": "20:00",
+        "zoneIds": [],
     }
     assert client.get(base).json() == [driver]
     assert client.get(f"{base}/{driver['id']}").json() == driver

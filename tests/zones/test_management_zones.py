@@ -54,6 +54,7 @@ def test_create_answers_201_with_the_zone(admin_client, organization):
     assert {key: body[key] for key in body if key not in ("id", "createdAt", "updatedAt")} == {
         **sent,
         "slug": "mitte-nord",
+        "depot": None,
     }
 
 

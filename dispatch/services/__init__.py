@@ -1,0 +1,1 @@
+"""Dispatch services by sub-domain: the policy, drivers' zones, planning and moves."""
