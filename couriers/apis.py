@@ -20,6 +20,8 @@ from couriers import proof_urls, selectors
 from couriers.api_bases import CourierApiView
 from couriers.serializers import (
     AccessTokenOutput,
+    LocationsInput,
+    LocationsOutput,
     PhotoOutput,
     ProofOutput,
     RouteOutput,
@@ -28,6 +30,7 @@ from couriers.serializers import (
     StopEventInput,
 )
 from couriers.services import events as event_services
+from couriers.services import locations as location_services
 from couriers.services import photos as photo_services
 from couriers.services import tokens as token_services
 from delivery.errors import NotFound
@@ -308,3 +311,31 @@ class ProofFileApi(PublicApiView):
         response["X-Content-Type-Options"] = "nosniff"
         response["Content-Security-Policy"] = "default-src 'none'"
         return response
+
+
+class CourierLocationsApi(CourierApiView):
+    @extend_schema(
+        summary="Send a batch of positions",
+        request=LocationsInput,
+        responses={202: LocationsOutput, **errors(400, 401)},
+        examples=examples.LOCATIONS,
+    )
+    def post(self, request):
+        """The courier app's positions since its last batch (1 to 100 points, each with when it
+        was taken, `at`, up to 24 hours late and never more than 2 minutes ahead). The service
+        keeps the newest as the driver's position and 24 hours of trail, and re-times the
+        driver's remaining stops of the day from the newest point (the plan's travel model;
+        never before a window opens); an ETA that moves by 10 minutes or more sends
+        `order.eta_updated` to partners whose key asks for it. Answers how many points were
+        kept and how many ETAs changed. Recipients never see the position.
+
+        Errors:
+
+        - 400 listing the body's problems (`points must hold 1 to 100 points`, a coordinate out
+          of range), `points[<i>].at must not be more than 24 hours ago`, `points[<i>].at must
+          not be more than 2 minutes ahead`
+
+        - 401 `Invalid or missing token`"""
+        drafts = valid_serializer(LocationsInput, request.data).drafts()
+        recorded = location_services.driver_locations_record(driver=self.driver, points=drafts)
+        return Response(LocationsOutput(recorded).data, status=202)

@@ -96,3 +96,22 @@ PROOF_DELIVERED = {
     "photoUrls": [f"{SIGNED}2"],
 }
 PROOF_READ = [answer_example(200, PROOF_DELIVERED)]
+
+LOCATIONS = [
+    request_example(
+        {
+            "points": [
+                {"lat": 52.5232, "lng": 13.4114, "at": "2026-11-26T09:05:00Z", "accuracyM": 8},
+                {
+                    "lat": 52.5226,
+                    "lng": 13.4121,
+                    "at": "2026-11-26T09:05:10Z",
+                    "accuracyM": 6,
+                    "speedMps": 4.2,
+                    "heading": 135,
+                },
+            ]
+        }
+    ),
+    answer_example(202, {"accepted": 2, "etasUpdated": 3}),
+]

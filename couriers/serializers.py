@@ -14,6 +14,7 @@ from couriers.services.events import (
     ProofDraft,
     StopEventDraft,
 )
+from couriers.services.locations import PointDraft
 from delivery.fields import (
     CoordinateField,
     DateTextField,
@@ -30,6 +31,8 @@ from integrations.models import FailureReason
 #: a 200 KB PNG in base64 (4 characters per 3 bytes) with its `data:image/png;base64,` prefix
 SIGNATURE_MAX_TEXT = (SIGNATURE_MAX_BYTES // 3 + 1) * 4 + 64
 CENTS = Decimal("0.01")
+#: points one location batch may carry (contract "Couriers")
+MAX_POINTS = 100
 #: photos one proof may name
 MAX_PHOTOS = 10
 
@@ -232,3 +235,44 @@ class ProofOutput(serializers.Serializer):
             proof_urls.proof_file_url(request, photo.file_name)
             for photo in shown.proof.photos.all()
         ]
+
+
+class PointInput(serializers.Serializer):
+    lat = CoordinateField("lat", 90)
+    lng = CoordinateField("lng", 180)
+    at = DateTimeTextField("at")
+    accuracyM = StrictFloatField(
+        required=False, allow_null=True, min_value=0, max_value=100_000, source="accuracy_m"
+    )
+    speedMps = StrictFloatField(
+        required=False, allow_null=True, min_value=0, max_value=100, source="speed_mps"
+    )
+    heading = StrictFloatField(required=False, allow_null=True, min_value=0, max_value=360)
+
+    def validate_at(self, value):
+        if timezone.is_naive(value):
+            raise serializers.ValidationError("at must carry a UTC offset (Z or +01:00)")
+        return value
+
+
+class LocationsInput(serializers.Serializer):
+    points = PointInput(
+        many=True,
+        allow_empty=False,
+        max_length=MAX_POINTS,
+        error_messages={
+            "empty": "points must hold 1 to 100 points",
+            "max_length": "points must hold 1 to 100 points",
+            "required": "points required",
+            "null": "points required",
+            "not_a_list": "points must be an array",
+        },
+    )
+
+    def drafts(self) -> list[PointDraft]:
+        return [PointDraft(**point) for point in self.validated_data["points"]]
+
+
+class LocationsOutput(OutputSerializer):
+    accepted = serializers.IntegerField(source="points")
+    etasUpdated = serializers.IntegerField(source="etas_moved")

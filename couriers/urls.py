@@ -4,6 +4,7 @@ from delivery.routing import route
 urlpatterns = [
     *route("courier/route", apis.CourierRouteApi.as_view()),
     *route("courier/photos", apis.CourierPhotosApi.as_view()),
+    *route("courier/locations", apis.CourierLocationsApi.as_view()),
     *route("courier/orders/<str:order_id>/events", apis.CourierOrderEventsApi.as_view()),
     *route(
         "manage/organizations/<str:org_id>/orders/<str:order_id>/proof",

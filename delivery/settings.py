@@ -377,6 +377,17 @@ CELERY_BEAT_SCHEDULE: dict = {
         "schedule": 3600.0,
         "options": {"expires": 3600.0},
     },
+    # contract "Couriers": drivers' Idempotency-Keys and trails are kept 24 hours.
+    "couriers-expire-idempotency-keys": {
+        "task": "couriers.expire_idempotency_keys",
+        "schedule": 3600.0,
+        "options": {"expires": 3600.0},
+    },
+    "couriers-prune-trails": {
+        "task": "couriers.prune_trails",
+        "schedule": 3600.0,
+        "options": {"expires": 3600.0},
+    },
 }
 
 # Prometheus metrics at /metrics (delivery/metrics.py). With a token, a scrape must send

@@ -124,8 +124,9 @@ def order_event_emit(
     external_ref: str,
     extra: dict | None = None,
 ) -> None:
-    """Emits `event` (one of ORDER_EVENTS) for an order, in the caller's transaction."""
-    if event not in ORDER_EVENTS:
+    """Emits `event` (one of ORDER_EVENTS, or an opt-in order event such as
+    `order.eta_updated`) for an order, in the caller's transaction."""
+    if event not in ORDER_EVENTS and event not in catalog.OPT_IN_EVENTS:
         raise ValueError(f"unknown partner event {event!r}")
     payload = {"id": str(order_id), "status": status, "externalRef": external_ref}
     if extra:

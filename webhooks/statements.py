@@ -14,6 +14,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 
 from tenants.models import ApiKey
+from webhooks import catalog
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event
 
 _payload_field = Event._meta.get_field("payload")
@@ -43,7 +44,8 @@ def payload_from_db(value) -> dict:
 #: The event and, when its destination has a webhook URL that takes this event, its delivery:
 #: one round trip. The delivery goes to the URL of the organization's active key of `platform`,
 #: due now and counted as queued; there is none when the key has no URL or its
-#: `webhook_events` does not list the event (contract "Webhooks").
+#: `webhook_events` does not list the event (contract "Webhooks"), and for an opt-in event
+#: (`order.eta_updated`) unless it lists it by name: NULL (every event) does not take those.
 _EVENT_INSERT = f"""
 WITH event AS (
     INSERT INTO {_EVENT}
@@ -63,7 +65,7 @@ delivery AS (
     FROM event e
     JOIN {_API_KEY} k ON k.organization_id = %(organization_id)s AND k.platform = %(platform)s
     WHERE k.is_active AND k.webhook_url <> ''
-      AND (k.webhook_events IS NULL OR %(name)s = ANY(k.webhook_events))
+      AND ((k.webhook_events IS NULL AND NOT %(opt_in)s) OR %(name)s = ANY(k.webhook_events))
     LIMIT 1
     RETURNING id
 )
@@ -102,6 +104,7 @@ def event_insert(
             "delivery_id": uuid.uuid4(),
             "pending": DeliveryStatus.PENDING,
             "platform": platform,
+            "opt_in": name in catalog.OPT_IN_EVENTS,
         },
     )
     if row is None:

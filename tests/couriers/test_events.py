@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from couriers.models import CourierEvent, CourierIdempotencyKey, StopProof
+from couriers.tasks import expire_idempotency_keys
 from dispatch.models import DispatchPolicy
 from integrations.models import Order
 from tests import builders
@@ -344,3 +345,14 @@ def test_a_bad_body_lists_its_problems(courier, route_orders):
     assert response.status_code == 400
     messages = response.json()["message"]
     assert len(messages) == 4, messages
+
+
+def test_drivers_idempotency_keys_expire_after_24_hours(clock, courier, route_orders):
+    send(courier, route_orders[0], {"type": "picked_up"}, HTTP_IDEMPOTENCY_KEY="evt-1")
+    clock.shift(dt.timedelta(hours=23))
+    assert expire_idempotency_keys() == 0
+
+    clock.shift(dt.timedelta(hours=1, seconds=1))
+
+    assert expire_idempotency_keys() == 1
+    assert not CourierIdempotencyKey.objects.exists()
