@@ -1,7 +1,6 @@
 """The courier API (`/api/courier/...`), drivers' access tokens and the proof reads of the
 management and partner APIs (contract "Couriers")."""
 
-from django.conf import settings
 from django.core.files.storage import storages
 from django.db import transaction
 from django.http import FileResponse
@@ -34,9 +33,9 @@ from couriers.services import locations as location_services
 from couriers.services import photos as photo_services
 from couriers.services import tokens as token_services
 from delivery.errors import NotFound
-from delivery.ratelimit import client_address, enforce_rate_limit
 from delivery.schema import errors, query_date
 from delivery.serializers import valid_serializer
+from delivery.throttling import ClientAddressThrottle
 from integrations import selectors as order_selectors
 from integrations.errors import OrderNotFound
 from integrations.partner import selectors as partner_selectors
@@ -294,13 +293,11 @@ class ProofFileApi(PublicApiView):
     """A proof file by its signed URL (couriers/proof_urls.py): the signature is the credential,
     so no key or token; limited per client address."""
 
+    throttle_classes = [ClientAddressThrottle]
+    rate_limit_group = "proof-files"
+    rate_limit_setting = "PROOF_FILE_RATE_LIMIT"
+
     def get(self, request, token):
-        enforce_rate_limit(
-            request,
-            group="address:proof-files",
-            key=client_address(request),
-            rate=settings.PROOF_FILE_RATE_LIMIT,
-        )
         name = proof_urls.proof_file_name(token)
         try:
             handle = storages["proofs"].open(name)

@@ -77,6 +77,19 @@ RULES_OPENAPI_CANNOT_STATE = {
     "places: the document states multipleOf, which validators check with a tolerance",
     r"(lat|lng) must be a number between -\d+ and \d+": "a query number is written in decimals "
     "(no exponent), which a number's schema cannot say",
+    r"failureReason is required for status failed": "a field required by another's value",
+    r"(Signature|Photo|Cash collected) is required": "the dispatch policy and the order",
+    r"Barcode does not match": "the order's expected barcode",
+    r"photoIds has an unknown photo: \S+": "the state of the service",
+    r"proof\.signature must be a PNG data URL of at most 200 KB": "a file's content",
+    r"photo must be a JPEG or PNG image": "a file's content",
+    r"photo is required \(a multipart file field\)": "a file's content",
+    r"(points\[\d+\]\.)?at must not be more than (24 hours ago|2 minutes ahead)": (
+        "the service's clock"
+    ),
+    r"(points\[\d+\]\.)?at: at must carry a UTC offset \(Z or \+01:00\)": (
+        "a date-time's offset, which the format leaves optional"
+    ),
 }
 _UNSTATEABLE = re.compile("|".join(f"(?:{rule})" for rule in RULES_OPENAPI_CANNOT_STATE))
 
@@ -153,6 +166,8 @@ def credentials_for(path: str, world, provisioning_secret: str) -> dict[str, str
         return {"Authorization": f"Bearer {world.token}"}
     if path.startswith(("/api/integrations/", "/api/public/", "/api/promises/")):
         return {"X-API-Key": world.keys[api_key_platform(path)]}
+    if path.startswith("/api/courier/"):
+        return {"Authorization": f"Bearer {world.courier_token}"}
     return {}
 
 

@@ -193,3 +193,11 @@ def test_no_route_that_day(courier, route_orders):
 
     assert (body["routeId"], body["stops"]) == (None, [])
     assert_error(courier.get("/api/courier/route", {"date": "tomorrow"}), 400)
+
+
+def test_proof_files_are_rate_limited_per_address(organization, manager, delivered, settings):
+    settings.PROOF_FILE_RATE_LIMIT = "1/m"
+    url = manager.get(proof_path(organization, delivered)).json()["signatureUrl"]
+
+    assert APIClient().get(url).status_code == 200
+    assert_error(APIClient().get(url), 429, "Too many requests")
