@@ -41,6 +41,7 @@ urlpatterns = [
     *route("metrics", metrics.metrics_view, name="metrics"),
     path("api/", include(api_patterns)),
     path("", include("tracking.page_urls")),
+    path("", include("couriers.page_urls")),
 ]
 
 # A refused Host answers the contract's JSON error body, not Django's HTML page (contract "Errors").
