@@ -161,7 +161,7 @@
     const day = new Date(date + "T00:00:00Z");
     if (Number.isNaN(day.getTime())) return date;
     return new Intl.DateTimeFormat("en-GB", {
-      weekday: "long", day: "numeric", month: "long", timeZone: "UTC",
+      weekday: "short", day: "numeric", month: "short", timeZone: "UTC",
     }).format(day);
   }
 
@@ -717,6 +717,16 @@
   }
 
   /* Rendering the route */
+  function waitingNote(waiting) {
+    if (!waiting.length) return null;
+    return element("p", {
+      className: "waiting",
+      "data-waiting": String(waiting.length),
+      text: waiting.length + (waiting.length === 1 ? " event" : " events") +
+        " waiting to be sent: " + waiting.map(function (item) { return EVENT_LABELS[item.type]; }).join(", "),
+    });
+  }
+
   function stopCard(stop, waiting) {
     const status = shownStatus(stop, waiting);
     const finished = FINISHED.indexOf(status) !== -1;
@@ -750,29 +760,31 @@
       ? "Window " + clock(stop.windowStart) + "\u2013" + clock(stop.windowEnd) : "";
     const facts = [window_, stop.externalRef, stop.packageSize ? "Size " + stop.packageSize : "",
       stop.kind === "pickup" ? "Pickup" : ""].filter(Boolean).join(" \u00b7 ");
+    if (finished) {
+      /* A finished stop keeps one line, so the next stops come up the screen. */
+      return element("li", {
+        className: "stop done" + (status === "failed" || status === "cancelled" ? " stop-failed" : ""),
+        "data-order-id": stop.orderId,
+        "data-status": status,
+      }, [
+        head,
+        element("p", { className: "facts", text: stop.address + " \u00b7 " + stop.recipientName }),
+        waitingNote(waiting),
+      ]);
+    }
     const body = element("div", { className: "stop-body" }, [
       place,
       recipient,
       element("p", { className: "facts", text: facts }),
       stop.notes ? element("p", { className: "facts", text: "Note: " + stop.notes }) : null,
-      stop.codAmount !== null && !finished
+      stop.codAmount !== null
         ? element("p", { className: "cash", text: "Collect cash: " + money(stop.codAmount) }) : null,
-      stop.expectedBarcode && !finished
+      stop.expectedBarcode
         ? element("p", { className: "facts", text: "Scan the parcel's barcode at delivery" }) : null,
     ]);
     const card = element("li", {
-      className: "stop" + (finished ? " done" : "") + (status === "failed" ? " stop-failed" : ""),
-      "data-order-id": stop.orderId,
-      "data-status": status,
-    }, [head, body]);
-    if (waiting.length) {
-      card.append(element("p", {
-        className: "waiting",
-        "data-waiting": String(waiting.length),
-        text: waiting.length + (waiting.length === 1 ? " event" : " events") +
-          " waiting to be sent: " + waiting.map(function (item) { return EVENT_LABELS[item.type]; }).join(", "),
-      }));
-    }
+      className: "stop", "data-order-id": stop.orderId, "data-status": status,
+    }, [head, body, waitingNote(waiting)]);
     const allowed = ALLOWED_EVENTS[status] || [];
     if (allowed.length) {
       const buttons = element("div", { className: "events" });
@@ -801,7 +813,7 @@
   function render() {
     const signedIn = Boolean(state.token);
     byId("sign-in").hidden = signedIn;
-    byId("bar-actions").hidden = !signedIn;
+    byId("refresh").hidden = !signedIn;
     if (!state.form) byId("route").hidden = !signedIn;
     const items = queue();
     const online = navigator.onLine;
