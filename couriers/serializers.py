@@ -23,6 +23,7 @@ from delivery.fields import (
     StrictCharField,
     StrictFloatField,
     choice_field,
+    declare,
     field_messages,
 )
 from delivery.serializers import OutputSerializer
@@ -256,17 +257,21 @@ class PointInput(serializers.Serializer):
 
 
 class LocationsInput(serializers.Serializer):
-    points = PointInput(
-        many=True,
-        allow_empty=False,
-        max_length=MAX_POINTS,
-        error_messages={
-            "empty": "points must hold 1 to 100 points",
-            "max_length": "points must hold 1 to 100 points",
-            "required": "points required",
-            "null": "points required",
-            "not_a_list": "points must be an array",
-        },
+    points = declare(
+        PointInput(
+            many=True,
+            allow_empty=False,
+            max_length=MAX_POINTS,
+            error_messages={
+                "empty": "points must hold 1 to 100 points",
+                "max_length": "points must hold 1 to 100 points",
+                "required": "points required",
+                "null": "points required",
+                "not_a_list": "points must be an array",
+            },
+        ),
+        minItems=1,
+        maxItems=MAX_POINTS,
     )
 
     def drafts(self) -> list[PointDraft]:
