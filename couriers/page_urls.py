@@ -5,4 +5,5 @@ from delivery.routing import route
 
 urlpatterns = [
     *route("courier", views.courier_app, name="courier-app"),
+    *route("courier/service-worker.js", views.courier_service_worker, name="courier-app-worker"),
 ]

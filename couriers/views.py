@@ -10,6 +10,7 @@ in with the driver's token (kept in the phone's localStorage) and reads everythi
 import secrets
 
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from integrations.models import FailureReason
@@ -26,6 +27,9 @@ def _content_security_policy(nonce: str) -> str:
             f"script-src 'nonce-{nonce}'",
             f"style-src 'nonce-{nonce}'",
             "connect-src 'self'",
+            # the app's own service worker, which keeps the page for opening it offline
+            "worker-src 'self'",
+            "manifest-src 'none'",
             # data: the thumbnails of photos taken, read from the phone before they are sent
             "img-src 'self' data:",
             "base-uri 'none'",
@@ -40,6 +44,7 @@ def courier_app(request):
     nonce = secrets.token_urlsafe(16)
     config = {
         "apiBase": "/api/courier",
+        "serviceWorker": reverse("courier-app-worker"),
         "failureReasons": [
             {"value": value, "label": label} for value, label in FailureReason.choices
         ],
@@ -50,5 +55,15 @@ def courier_app(request):
     response["Referrer-Policy"] = "no-referrer"
     response["X-Robots-Tag"] = "noindex, nofollow"
     # The page is the same for every driver and holds no data; no-cache lets a new version in.
+    response["Cache-Control"] = "no-cache"
+    return response
+
+
+@require_safe
+def courier_service_worker(request):
+    """The script that keeps the app's page for opening it offline (scope `/courier/`)."""
+    response = render(
+        request, "couriers/service_worker.js", content_type="text/javascript; charset=utf-8"
+    )
     response["Cache-Control"] = "no-cache"
     return response

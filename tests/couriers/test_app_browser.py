@@ -282,3 +282,29 @@ def test_events_taken_offline_arrive_once_in_order(browser, live_server, day_of_
     assert_stayed_home(watched, live_server)
     assert screenshot.stat().st_size > 10_000
     context.close()
+
+
+def test_the_app_opens_offline_with_the_route_it_kept(
+    browser, live_server, day_of_stops, caplog
+):
+    driver, orders = day_of_stops
+    context, page, watched = signed_in(browser, live_server, driver)
+    expect(page.locator("#stops > li")).to_have_count(4)
+    page.wait_for_function("navigator.serviceWorker.controller !== null")
+    served = len([r for r in caplog.records if r.getMessage().startswith("GET /courier ")])
+    assert served >= 1
+
+    context.set_offline(True)
+    page.reload()
+
+    expect(page.locator("#network-state")).to_have_text("Offline")
+    expect(page.locator("#stops > li")).to_have_count(4)
+    assert len([r for r in caplog.records if r.getMessage().startswith("GET /courier ")]) == served
+    stop_card(page, orders[0]).get_by_role("button", name="Picked up").click()
+    expect(page.locator("#queue-state")).to_have_text("1 event queued until online")
+
+    context.set_offline(False)
+    expect(page.locator("#queue-state")).to_have_text("All events sent", timeout=WAIT_MS)
+    assert Order.objects.get(pk=orders[0].pk).status == "picked_up"
+    assert_stayed_home(watched, live_server)
+    context.close()

@@ -34,6 +34,7 @@ def test_page_holds_no_data_and_names_the_failure_reasons(client):
 
     config = json.loads(re.search(r'id="courier-config"[^>]*>(.*?)</script>', html, re.S)[1])
     assert config["apiBase"] == "/api/courier"
+    assert config["serviceWorker"] == "/courier/service-worker.js"
     assert [reason["value"] for reason in config["failureReasons"]] == list(FailureReason.values)
     assert "Bearer drv_" not in html
 
@@ -53,6 +54,8 @@ def test_inline_script_and_style_carry_the_policy_nonce(client):
         f"script-src 'nonce-{nonce}'",
         f"style-src 'nonce-{nonce}'",
         "connect-src 'self'",
+        "worker-src 'self'",
+        "manifest-src 'none'",
         "img-src 'self' data:",
         "base-uri 'none'",
         "form-action 'none'",
@@ -90,3 +93,15 @@ def test_no_style_attribute_or_inline_handler_that_the_policy_would_block(client
 def test_only_reading_methods_are_answered(client):
     assert client.post("/courier/").status_code == 405
     assert client.head("/courier/").status_code == 200
+
+
+def test_service_worker_keeps_only_the_page(client):
+    response = client.get("/courier/service-worker.js")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/javascript; charset=utf-8"
+    assert response["Cache-Control"] == "no-cache"
+    script = response.content.decode()
+    assert 'const PAGE = "/courier/";' in script
+    for needle in ("http:", "https:", "//", "importScripts"):
+        assert needle not in script

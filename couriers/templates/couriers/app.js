@@ -907,6 +907,12 @@
   }, config.refreshMs);
   setInterval(sendPoints, config.locationBatchMs);
 
+  /* The page is kept by a service worker, so the app opens without a network. */
+  if ("serviceWorker" in navigator && window.isSecureContext) {
+    navigator.serviceWorker.register(config.serviceWorker, { scope: "/courier/" })
+      .catch(function () { /* the app works online without it */ });
+  }
+
   renderReasons();
   renderAlerts();
   const linked = tokenFromLink();
