@@ -284,9 +284,7 @@ def test_events_taken_offline_arrive_once_in_order(browser, live_server, day_of_
     context.close()
 
 
-def test_the_app_opens_offline_with_the_route_it_kept(
-    browser, live_server, day_of_stops, caplog
-):
+def test_the_app_opens_offline_with_the_route_it_kept(browser, live_server, day_of_stops, caplog):
     driver, orders = day_of_stops
     context, page, watched = signed_in(browser, live_server, driver)
     expect(page.locator("#stops > li")).to_have_count(4)
