@@ -154,6 +154,10 @@ def test_a_courier_delivers_with_proof_and_fails_with_a_reason(browser, live_ser
         "href", f"geo:{stop.lat},{stop.lng}?q={stop.lat},{stop.lng}({label})"
     )
     expect(first.locator("button")).to_have_text(["Picked up", "Failed\u2026"])
+    # Phone-sized: nothing wider than the screen, every button a thumb's size.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    heights = page.locator("#stops button").evaluate_all("bs => bs.map(b => b.offsetHeight)")
+    assert min(heights) >= 44
 
     first.get_by_role("button", name="Picked up").click()
     expect(first.locator(".status")).to_have_text("Picked up", timeout=WAIT_MS)
