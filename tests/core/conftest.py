@@ -18,7 +18,6 @@ APP_PACKAGES = (
     "zones",
     "slots",
     "integrations",
-    "dispatch",
     "couriers",
     "tracking",
     "provisioning",

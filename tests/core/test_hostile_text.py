@@ -19,6 +19,7 @@ import pytest
 from django.conf import settings
 from django.core import mail
 from django.test import Client
+from django.utils import timezone
 
 from integrations.models import Order
 from tenants.models import ApiKey
@@ -48,7 +49,7 @@ PAYLOADS = [
 class BodyOperation:
     """How to make a valid request of one operation: credentials, path ids, a body."""
 
-    auth: str  # provisioning | manager | key:<platform> | none
+    auth: str  # provisioning | manager | key:<platform> | courier | none
     body: Callable[[World, int], dict]
     #: path parameter values that must be made for each request: callables get (world, n) and
     #: create what the request needs; any other parameter names the world's own object
@@ -152,6 +153,22 @@ def cancel_body(world: World, n: int) -> dict:
     return {"reason": "changed mind"}
 
 
+def order_of_the_worlds_driver(world: World, n: int) -> str:
+    """A new partner order assigned to the world's driver (the courier API reaches it)."""
+    order_id = fresh_order_id(world, n)
+    response = world.manager().post(
+        f"{world.manage}/orders/{order_id}/transition",
+        {"status": "assigned", "driverId": world.ids["driver_id"]},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    return order_id
+
+
+def location_body(world: World, n: int) -> dict:
+    return {"points": [{"lat": 52.52, "lng": 13.40, "at": timezone.now().isoformat()}]}
+
+
 def driver_body(world: World, n: int) -> dict:
     return {"name": "Dora Driver", "phone": "+491700000002", "vehicleType": "van"}
 
@@ -161,6 +178,12 @@ def password_body(world: World, n: int) -> dict:
 
 
 BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
+    ("post", "/api/courier/orders/{order_id}/events"): BodyOperation(
+        auth="courier",
+        body=lambda w, n: {"type": "failed", "failureReason": "other"},
+        path={"order_id": order_of_the_worlds_driver},
+    ),
+    ("post", "/api/courier/locations"): BodyOperation(auth="courier", body=location_body),
     ("post", "/api/auth/token"): BodyOperation(
         auth="none",
         body=lambda w, n: {"email": w.admin.email, "password": "wrong-password-1"},
@@ -395,6 +418,8 @@ def client_for(world: World, auth: str) -> Client:
         return Client(headers={"Authorization": f"Bearer {world.token}"})
     if auth.startswith("key:"):
         return Client(headers={"X-API-Key": world.keys[auth[4:]]})
+    if auth == "courier":
+        return Client(headers={"Authorization": f"Bearer {world.courier_token}"})
     return Client()
 
 
