@@ -18,6 +18,7 @@ APP_PACKAGES = (
     "zones",
     "slots",
     "integrations",
+    "dispatch",
     "couriers",
     "tracking",
     "provisioning",

@@ -503,6 +503,30 @@ def test_ids_in_bodies_and_queries_of_another_organization_answer_like_made_up_o
             ),
         ),
         ("zone_id", lambda v: manager.get(f"{ours.manage}/orders", {"zoneId": v})),
+        (
+            "zone_id",
+            lambda v: manager.post(
+                f"{ours.manage}/dispatch/plans",
+                json.dumps({"date": ours.ids["slot_date"], "zoneIds": [v]}),
+                content_type="application/json",
+            ),
+        ),
+        (
+            "driver_id",
+            lambda v: manager.post(
+                f"{ours.manage}/dispatch/plans",
+                json.dumps({"date": ours.ids["slot_date"], "driverIds": [v]}),
+                content_type="application/json",
+            ),
+        ),
+        (
+            "zone_id",
+            lambda v: manager.post(
+                f"{ours.manage}/drivers",
+                json.dumps({"name": "Zed", "zoneIds": [v]}),
+                content_type="application/json",
+            ),
+        ),
     ]
     for name, request in cases:
         theirs_value = theirs.ids[name]

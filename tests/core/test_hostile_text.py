@@ -135,6 +135,7 @@ PARTNER_REFERENCES = {"deliveryZone": {404}}
 #: free text: every payload must be accepted and stored as sent (a 400 would hide a bug)
 FREE_TEXT = {
     "name",
+    "depot.address",
     "admin.name",
     "recipientName",
     "pickupAddress",
@@ -246,10 +247,28 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
         auth="manager", body=lambda w, n: {"since": "2030-01-01T00:00:00Z"}, also={"keyId": {404}}
     ),
     ("post", "/api/manage/organizations/{org_id}/drivers"): BodyOperation(
-        auth="manager", body=driver_body
+        auth="manager", body=driver_body, also={"zoneIds[]": {404}}
     ),
     ("patch", "/api/manage/organizations/{org_id}/drivers/{driver_id}"): BodyOperation(
-        auth="manager", body=driver_body
+        auth="manager", body=driver_body, also={"zoneIds[]": {404}}
+    ),
+    ("put", "/api/manage/organizations/{org_id}/dispatch-policy"): BodyOperation(
+        auth="manager", body=lambda w, n: {"serviceMinutes": 5}
+    ),
+    ("post", "/api/manage/organizations/{org_id}/dispatch/plans"): BodyOperation(
+        auth="manager",
+        body=lambda w, n: {"date": w.ids["slot_date"]},
+        also={"zoneIds[]": {404}, "driverIds[]": {404}},
+    ),
+    ("post", "/api/manage/organizations/{org_id}/dispatch/plans/{plan_id}/moves"): BodyOperation(
+        # The world's plan has no route: every move is a 404, whatever the text.
+        auth="manager",
+        body=lambda w, n: {
+            "orderId": w.ids["order_id"],
+            "routeId": w.ids["plan_id"],
+            "position": 1,
+        },
+        also={"*": {404}},
     ),
     ("post", "/api/manage/organizations/{org_id}/orders/{order_id}/transition"): BodyOperation(
         auth="manager",
@@ -288,10 +307,15 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
     ),
     ("post", "/api/manage/organizations/{org_id}/zones"): BodyOperation(
         auth="manager",
-        body=lambda w, n: {"name": f"Zone {unique(n)}", "geodata": builders.MITTE_GEODATA},
+        body=lambda w, n: {
+            "name": f"Zone {unique(n)}",
+            "geodata": builders.MITTE_GEODATA,
+            "depot": {"lat": 52.52, "lng": 13.40},
+        },
     ),
     ("patch", "/api/manage/organizations/{org_id}/zones/{zone_id}"): BodyOperation(
-        auth="manager", body=lambda w, n: {"name": f"Zone {unique(n)}"}
+        auth="manager",
+        body=lambda w, n: {"name": f"Zone {unique(n)}", "depot": {"lat": 52.52, "lng": 13.40}},
     ),
     ("post", "/api/manage/organizations/{org_id}/zones/{zone_id}/blackouts"): BodyOperation(
         auth="manager",
