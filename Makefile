@@ -1,5 +1,5 @@
 # The verbs people use. `make run` and `make test` are the README's two commands.
-.PHONY: run test lint demo bench scale manage faults screenshots openapi
+.PHONY: run test lint demo bench bench-dispatch scale manage faults screenshots openapi
 
 run:
 	scripts/run.sh
@@ -49,6 +49,12 @@ bench:
 	scripts/bootstrap.sh dev
 	@command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk"; exit 1; }
 	.venv/bin/python bench/run.py $(ARGS)
+
+# The dispatch solver on public VRPTW instances (bench/results/dispatch.md, at most 30 min):
+# `make bench-dispatch`, or `make bench-dispatch ARGS=--quick` to smoke it.
+bench-dispatch:
+	scripts/bootstrap.sh dev
+	.venv/bin/python bench/dispatch.py $(ARGS)
 
 # Scale-out (docs/performance.md, ~2-3 min): two instances and two Celery workers behind HAProxy,
 # the create and booking load through it, then the invariants and the cross-instance checks.

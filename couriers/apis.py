@@ -208,11 +208,13 @@ class CourierOrderEventsApi(CourierApiView):
 
         - 422 `Idempotency-Key was already used with a different request body`"""
         driver = self.driver
+        # A body that is not JSON is a 400 whatever the order (contract "Errors"): read it first.
+        body = request.data
         order = selectors.driver_order_get(driver=driver, order_id=order_id)
         key = idempotency.idempotency_key_read(request.headers.get(IDEMPOTENCY_HEADER))
 
         def record() -> tuple[int, dict]:
-            draft = valid_serializer(StopEventInput, request.data).draft()
+            draft = valid_serializer(StopEventInput, body).draft()
             moved = event_services.stop_event_record(
                 driver=driver, order=order, draft=draft, actor=self.actor
             )
@@ -227,7 +229,7 @@ class CourierOrderEventsApi(CourierApiView):
             owner_id=driver.id,
             key=key,
             fingerprint=idempotency.request_fingerprint(
-                method=request.method, path=request.path, body=request.data
+                method=request.method, path=request.path, body=body
             ),
             operation=record,
             scope=event_services.DRIVER_KEYS,

@@ -170,6 +170,7 @@ class DriverDetailApi(ManagementApiView):
 
 class PlansApi(ManagementApiView):
     @extend_schema(
+        operation_id="manage_organizations_dispatch_plans_list",
         summary="List dispatch plans",
         parameters=[
             query_date("date", description="YYYY-MM-DD: the plans of that day"),

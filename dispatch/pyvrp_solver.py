@@ -175,7 +175,8 @@ class _PyvrpModel:
 
     def __init__(self, problem: Problem, jobs: Sequence[Job]):
         self.jobs = list(jobs)
-        vehicles = problem.vehicles
+        # a shift that ends before it starts serves nothing (and PyVRP refuses it)
+        vehicles = [v for v in problem.vehicles if v.shift_start <= v.shift_end]
         depot_locations = sorted(
             {v.start_location for v in vehicles} | {v.end_location for v in vehicles}
         )

@@ -208,7 +208,11 @@ _TRANSITION = {"status": "assigned", "driverId": DRIVER["id"], "reason": "Mornin
 ORDER_LIST = [
     answer_example(200, {"items": [_MANAGED_ORDER], "page": 1, "pageSize": 50, "total": 1})
 ]
-ORDER_READ = [answer_example(200, {**_MANAGED_ORDER, "statusHistory": [_CREATED_EVENT]})]
+ORDER_READ = [
+    answer_example(
+        200, {**_MANAGED_ORDER, "failureReason": None, "statusHistory": [_CREATED_EVENT]}
+    )
+]
 ORDER_TRANSITION = [
     request_example(_TRANSITION),
     answer_example(
@@ -219,6 +223,7 @@ ORDER_TRANSITION = [
             "currentMappingStatus": "assigned",
             "driver": DRIVER,
             "updatedAt": CHANGED_AT,
+            "failureReason": None,
             "statusHistory": [
                 _CREATED_EVENT,
                 {

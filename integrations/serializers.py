@@ -200,7 +200,12 @@ class ManagedOrderOutput(serializers.Serializer):
 
 
 class ManagedOrderDetailOutput(ManagedOrderOutput):
+    #: why it failed (null unless `failed`; docs/contract.md "Couriers")
+    failureReason = serializers.SerializerMethodField(method_name="get_failure_reason")
     statusHistory = OrderStatusEventOutput(source="status_events", many=True)
+
+    def get_failure_reason(self, order) -> str | None:
+        return order.failure_reason or None
 
 
 # A page of the organization's orders (no docstring: it would become the schema's description).

@@ -72,6 +72,14 @@ class DepotInput(serializers.Serializer):
     lat = CoordinateField("depot.lat", 90)
     lng = CoordinateField("depot.lng", 180)
 
+    def validate(self, attrs):
+        # A zone's PATCH is partial, and DRF passes that on to this nested object: a depot is
+        # still whole or nothing.
+        missing = {name: f"depot.{name} required" for name in ("lat", "lng") if name not in attrs}
+        if missing:
+            raise serializers.ValidationError(missing)
+        return attrs
+
 
 class DepotOutput(serializers.Serializer):
     address = serializers.CharField(source="depot_address")

@@ -66,6 +66,8 @@ def credentials_of(world: World, path: str) -> dict[str, str]:
         return {"X-Provisioning-Secret": settings.PROVISIONING_SECRET}
     if path.startswith(("/api/manage/", "/api/auth/")):
         return {"Authorization": f"Bearer {world.token}"}
+    if path.startswith("/api/courier/"):
+        return {"Authorization": f"Bearer {world.courier_token}"}
     for family in ("partner-a", "partner-b", "partner-c", "erp"):
         if path.startswith(f"/api/integrations/{family}/"):
             return {"X-API-Key": world.keys[family.replace("-", "_")]}
@@ -501,6 +503,30 @@ def test_ids_in_bodies_and_queries_of_another_organization_answer_like_made_up_o
             ),
         ),
         ("zone_id", lambda v: manager.get(f"{ours.manage}/orders", {"zoneId": v})),
+        (
+            "zone_id",
+            lambda v: manager.post(
+                f"{ours.manage}/dispatch/plans",
+                json.dumps({"date": ours.ids["slot_date"], "zoneIds": [v]}),
+                content_type="application/json",
+            ),
+        ),
+        (
+            "driver_id",
+            lambda v: manager.post(
+                f"{ours.manage}/dispatch/plans",
+                json.dumps({"date": ours.ids["slot_date"], "driverIds": [v]}),
+                content_type="application/json",
+            ),
+        ),
+        (
+            "zone_id",
+            lambda v: manager.post(
+                f"{ours.manage}/drivers",
+                json.dumps({"name": "Zed", "zoneIds": [v]}),
+                content_type="application/json",
+            ),
+        ),
     ]
     for name, request in cases:
         theirs_value = theirs.ids[name]

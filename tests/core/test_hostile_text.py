@@ -19,6 +19,7 @@ import pytest
 from django.conf import settings
 from django.core import mail
 from django.test import Client
+from django.utils import timezone
 
 from integrations.models import Order
 from tenants.models import ApiKey
@@ -48,7 +49,7 @@ PAYLOADS = [
 class BodyOperation:
     """How to make a valid request of one operation: credentials, path ids, a body."""
 
-    auth: str  # provisioning | manager | key:<platform> | none
+    auth: str  # provisioning | manager | key:<platform> | courier | none
     body: Callable[[World, int], dict]
     #: path parameter values that must be made for each request: callables get (world, n) and
     #: create what the request needs; any other parameter names the world's own object
@@ -134,6 +135,7 @@ PARTNER_REFERENCES = {"deliveryZone": {404}}
 #: free text: every payload must be accepted and stored as sent (a 400 would hide a bug)
 FREE_TEXT = {
     "name",
+    "depot.address",
     "admin.name",
     "recipientName",
     "pickupAddress",
@@ -152,6 +154,22 @@ def cancel_body(world: World, n: int) -> dict:
     return {"reason": "changed mind"}
 
 
+def order_of_the_worlds_driver(world: World, n: int) -> str:
+    """A new partner order assigned to the world's driver (the courier API reaches it)."""
+    order_id = fresh_order_id(world, n)
+    response = world.manager().post(
+        f"{world.manage}/orders/{order_id}/transition",
+        {"status": "assigned", "driverId": world.ids["driver_id"]},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    return order_id
+
+
+def location_body(world: World, n: int) -> dict:
+    return {"points": [{"lat": 52.52, "lng": 13.40, "at": timezone.now().isoformat()}]}
+
+
 def driver_body(world: World, n: int) -> dict:
     return {"name": "Dora Driver", "phone": "+491700000002", "vehicleType": "van"}
 
@@ -161,6 +179,12 @@ def password_body(world: World, n: int) -> dict:
 
 
 BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
+    ("post", "/api/courier/orders/{order_id}/events"): BodyOperation(
+        auth="courier",
+        body=lambda w, n: {"type": "failed", "failureReason": "other"},
+        path={"order_id": order_of_the_worlds_driver},
+    ),
+    ("post", "/api/courier/locations"): BodyOperation(auth="courier", body=location_body),
     ("post", "/api/auth/token"): BodyOperation(
         auth="none",
         body=lambda w, n: {"email": w.admin.email, "password": "wrong-password-1"},
@@ -223,10 +247,28 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
         auth="manager", body=lambda w, n: {"since": "2030-01-01T00:00:00Z"}, also={"keyId": {404}}
     ),
     ("post", "/api/manage/organizations/{org_id}/drivers"): BodyOperation(
-        auth="manager", body=driver_body
+        auth="manager", body=driver_body, also={"zoneIds[]": {404}}
     ),
     ("patch", "/api/manage/organizations/{org_id}/drivers/{driver_id}"): BodyOperation(
-        auth="manager", body=driver_body
+        auth="manager", body=driver_body, also={"zoneIds[]": {404}}
+    ),
+    ("put", "/api/manage/organizations/{org_id}/dispatch-policy"): BodyOperation(
+        auth="manager", body=lambda w, n: {"serviceMinutes": 5}
+    ),
+    ("post", "/api/manage/organizations/{org_id}/dispatch/plans"): BodyOperation(
+        auth="manager",
+        body=lambda w, n: {"date": w.ids["slot_date"]},
+        also={"zoneIds[]": {404}, "driverIds[]": {404}},
+    ),
+    ("post", "/api/manage/organizations/{org_id}/dispatch/plans/{plan_id}/moves"): BodyOperation(
+        # The world's plan has no route: every move is a 404, whatever the text.
+        auth="manager",
+        body=lambda w, n: {
+            "orderId": w.ids["order_id"],
+            "routeId": w.ids["plan_id"],
+            "position": 1,
+        },
+        also={"*": {404}},
     ),
     ("post", "/api/manage/organizations/{org_id}/orders/{order_id}/transition"): BodyOperation(
         auth="manager",
@@ -265,10 +307,15 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
     ),
     ("post", "/api/manage/organizations/{org_id}/zones"): BodyOperation(
         auth="manager",
-        body=lambda w, n: {"name": f"Zone {unique(n)}", "geodata": builders.MITTE_GEODATA},
+        body=lambda w, n: {
+            "name": f"Zone {unique(n)}",
+            "geodata": builders.MITTE_GEODATA,
+            "depot": {"lat": 52.52, "lng": 13.40},
+        },
     ),
     ("patch", "/api/manage/organizations/{org_id}/zones/{zone_id}"): BodyOperation(
-        auth="manager", body=lambda w, n: {"name": f"Zone {unique(n)}"}
+        auth="manager",
+        body=lambda w, n: {"name": f"Zone {unique(n)}", "depot": {"lat": 52.52, "lng": 13.40}},
     ),
     ("post", "/api/manage/organizations/{org_id}/zones/{zone_id}/blackouts"): BodyOperation(
         auth="manager",
@@ -395,6 +442,8 @@ def client_for(world: World, auth: str) -> Client:
         return Client(headers={"Authorization": f"Bearer {world.token}"})
     if auth.startswith("key:"):
         return Client(headers={"X-API-Key": world.keys[auth[4:]]})
+    if auth == "courier":
+        return Client(headers={"Authorization": f"Bearer {world.courier_token}"})
     return Client()
 
 

@@ -102,6 +102,7 @@ REAL_IDS = {
     "zone_id": "zone_id",
     "delivery_id": "delivery_id",
     "user_id": "user_id",
+    "plan_id": "plan_id",
 }
 
 

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core import mail
 from rest_framework.test import APIClient
 
+from dispatch.models import Plan, PlanStatus
 from tenants.models import Membership, Organization, User
 from tests import builders
 from webhooks.models import Delivery
@@ -94,6 +95,7 @@ def build_world(name: str | None = None) -> World:
                 "purpose": "both",
                 "timezone": "Europe/Berlin",
                 "geodata": builders.MITTE_GEODATA,
+                "depot": {"address": "Alexanderplatz 1", "lat": 52.5219, "lng": 13.4132},
             },
             format="json",
         )
@@ -187,6 +189,15 @@ def build_world(name: str | None = None) -> World:
         imported=1,
     )
     world.ids["gazetteer_import_id"] = str(gazetteer_import.id)
+    _created(manager.get(f"{world.manage}/dispatch-policy"))  # made with the defaults on read
+    plan = Plan.objects.create(
+        organization=organization,
+        date=world.ids["slot_date"],
+        zone_ids=[zone["id"]],
+        request_key=f"world-{n}",
+        status=PlanStatus.READY,
+    )
+    world.ids["plan_id"] = str(plan.id)
 
     mail.outbox = []
     invited = _created(

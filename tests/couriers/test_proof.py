@@ -104,6 +104,7 @@ def test_an_admins_failure_has_a_proof_without_files(organization, manager, rout
         format="json",
     )
     assert response.status_code == 200, response.content
+    assert response.json()["failureReason"] == "access_denied"
 
     body = manager.get(proof_path(organization, order)).json()
 

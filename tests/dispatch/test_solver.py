@@ -238,6 +238,20 @@ def test_an_empty_problem_answers_empty_routes_or_all_unassigned():
     assert second.reasons == {"x": "vehicle"}
 
 
+def test_a_vehicle_whose_shift_ends_before_it_starts_serves_nothing():
+    problem = problem_of(
+        [0, 10], [van("broken", shift=(500, 100)), van("fine")], [job("x", 1)], max_iterations=50
+    )
+
+    solution = solve(problem)
+
+    recheck(problem, solution)
+    assert [(r.vehicle_key, r.job_keys) for r in solution.routes] == [
+        ("broken", ()),
+        ("fine", ("x",)),
+    ]
+
+
 def random_problem(seed: int, jobs: int = 60, vehicles: int = 4) -> Problem:
     rng = np.random.default_rng(seed)
     points = rng.uniform(0, 10_000, size=(jobs + 2, 2))
