@@ -371,6 +371,13 @@ CELERY_BEAT_SCHEDULE: dict = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
+    # contract "Dispatch": auto-dispatch plans a zone's day at its slots' cutoffs and before its
+    # partner windows, and commits the plans solved since; claims make a second beat harmless.
+    "dispatch-auto-dispatch": {
+        "task": "dispatch.auto_dispatch",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
     # contract "Orders": Idempotency-Keys are kept 24 hours.
     "integrations-expire-idempotency-keys": {
         "task": "integrations.expire_idempotency_keys",

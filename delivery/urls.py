@@ -19,6 +19,8 @@ api_patterns = [
     path("", include("webhooks.urls")),
     path("", include("tenants.urls")),
     path("", include("dispatch.urls")),
+    # Committing plans, and the order transition as dispatch serves it (manual assignment).
+    path("", include("dispatch.commit_urls")),
     path("", include("provisioning.urls")),
     *route("bench/hello", reference_views.HelloApi.as_view()),
     *route("bench/hello-auth", reference_views.HelloWithKeyApi.as_view()),

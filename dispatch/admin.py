@@ -4,6 +4,7 @@ the drivers' admin form, which lives below zones in tenants)."""
 from django import forms
 from django.contrib import admin
 
+from dispatch import admin_orders
 from dispatch.models import DispatchPolicy, DriverZone
 from tenants.admin import DriverAdmin, DriverAdminForm
 from tenants.admin_scoping import OrganizationScopedAdmin
@@ -79,3 +80,7 @@ class DriverDispatchForm(DriverAdminForm):
 
 DriverAdmin.form = DriverDispatchForm
 DriverAdmin.fields = (*DriverAdmin.fields[:-1], "zones_served", DriverAdmin.fields[-1])
+
+
+# ----- orders: an assignment by hand joins the driver's route of the day (dispatch.admin_orders)
+admin_orders.register()

@@ -229,6 +229,9 @@ class PlanStop(models.Model):
     lat = models.FloatField()
     lng = models.FloatField()
     service_seconds = models.PositiveIntegerField()
+    #: the order's driver and place as planned (`dispatch.services.order_versions`): a commit
+    #: skips an order whose version changed since
+    order_version = models.CharField(max_length=300, blank=True, default="")
 
     class Meta:
         constraints = [
@@ -271,6 +274,8 @@ class PlanLeftOut(models.Model):
     #: the order's window (None: the driver's shift), kept so a move onto a route can time it
     window_start = models.DateTimeField(null=True, blank=True)
     window_end = models.DateTimeField(null=True, blank=True)
+    #: as on `PlanStop`, carried to the stop a move makes of it
+    order_version = models.CharField(max_length=300, blank=True, default="")
 
     class Meta:
         constraints = [
@@ -280,3 +285,59 @@ class PlanLeftOut(models.Model):
 
     def __str__(self) -> str:
         return f"{self.order_id}: {self.reason}"
+
+
+# ----- committing and auto-dispatch -----
+
+
+class DispatchDay(models.Model):
+    """One row per organization and date that has been committed to: the lock every commit and
+    manual assignment of that day takes first, so they happen one after the other."""
+
+    id = models.BigAutoField(primary_key=True)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    date = models.DateField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("organization", "date"), name="dispatch_day_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.date}"
+
+
+class AutoDispatchTrigger(models.TextChoices):
+    SLOT_CUTOFF = "slot_cutoff", "A slot's booking cutoff"
+    WINDOW_LEAD = "window_lead", "Lead time before a partner window"
+
+
+class AutoDispatchRun(models.Model):
+    """A claim: the auto-dispatch of one zone's day for one trigger (a slot's cutoff, or a partner
+    window's lead time, at `due_at`). Unique, so two beat processes (or a task run twice) plan
+    and commit it once; `plan` and `error` say how it went."""
+
+    id = models.BigAutoField(primary_key=True)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="+")
+    date = models.DateField()
+    trigger = models.CharField(max_length=20, choices=AutoDispatchTrigger.choices)
+    due_at = models.DateTimeField()
+    claimed_at = models.DateTimeField(default=timezone.now)
+    plan = models.ForeignKey(
+        Plan, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=("organization", "zone", "date", "trigger", "due_at"),
+                name="auto_dispatch_run_unique",
+            ),
+        ]
+        ordering = ("-claimed_at", "id")
+
+    def __str__(self) -> str:
+        return f"{self.zone_id} {self.date} {self.trigger} at {self.due_at}"

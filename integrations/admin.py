@@ -191,7 +191,7 @@ class OrderAdmin(OrganizationScopedAdmin):
         def move(order: Order) -> None:
             if driver is not None and driver.organization_id != order.organization_id:
                 raise NotFound(f"{order.external_ref}: Driver not found")
-            order_services.order_transition(
+            self.order_move(
                 order=order,
                 to_status=to_status,
                 actor=request.user.get_username(),
@@ -202,6 +202,27 @@ class OrderAdmin(OrganizationScopedAdmin):
 
         self._each_order(
             request, queryset, move, lambda moved: f"Moved {moved} order(s) to {to_status}."
+        )
+
+    def order_move(
+        self,
+        *,
+        order: Order,
+        to_status: str,
+        actor: str,
+        driver,
+        reason: str,
+        failure_reason: str = "",
+    ) -> None:
+        """One order's move; dispatch registers a subclass that also puts an assigned order on
+        its driver's route of the day (dispatch.admin_orders)."""
+        order_services.order_transition(
+            order=order,
+            to_status=to_status,
+            actor=actor,
+            driver=driver,
+            reason=reason,
+            failure_reason=failure_reason,
         )
 
     def simulate_selected(self, request, queryset, outcome: str) -> None:

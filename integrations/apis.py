@@ -127,7 +127,7 @@ class ManagedOrderTransitionApi(ManagementApiView):
             if data["status"] == OrderStatus.ASSIGNED and data.get("driverId")
             else None
         )
-        order_services.order_transition(
+        self.order_move(
             order=order,
             to_status=data["status"],
             actor=request.user.email,
@@ -137,6 +137,27 @@ class ManagedOrderTransitionApi(ManagementApiView):
         )
         order = selectors.order_get_with_history(organization_id=organization.id, order_id=order.id)
         return Response(ManagedOrderDetailOutput(order).data)
+
+    def order_move(
+        self,
+        *,
+        order,
+        to_status: str,
+        actor: str,
+        driver,
+        reason: str,
+        failure_reason: str = "",
+    ) -> None:
+        """The move itself; dispatch serves this path with a view that also puts an assigned
+        order on its driver's route of the day (dispatch.commit_apis)."""
+        order_services.order_transition(
+            order=order,
+            to_status=to_status,
+            actor=actor,
+            driver=driver,
+            reason=reason,
+            failure_reason=failure_reason,
+        )
 
 
 class ManagedOrderSimulateApi(ManagementApiView):

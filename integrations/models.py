@@ -179,6 +179,9 @@ class Order(models.Model):
     driver = models.ForeignKey(
         Driver, on_delete=models.SET_NULL, null=True, blank=True, related_name="orders"
     )
+    #: the expected arrival at the dropoff, set with the driver by dispatch (contract "Dispatch");
+    #: None until assigned, and again once unassigned
+    eta = models.DateTimeField(null=True, blank=True, editable=False)
     #: the key that created it: a test key's orders may be simulated (docs/webhooks.md "Sandbox").
     #: No index: keys are revoked, never deleted, and an index would cost every order insert.
     api_key = models.ForeignKey(

@@ -80,6 +80,7 @@ PARTNER_ORDER = {
     **_PARTNER_IDS,
     "status": "pending",
     "driver": None,
+    "eta": None,
     **_AFTERNOON,
     **_TRACKING,
     "currentMappingStatus": "created",
@@ -143,6 +144,7 @@ ERP_ORDER = {
     **_ERP_SLOT,
     **_MORNING,
     "assignmentZoneId": ZONE_ID,
+    "eta": None,
     **_TRACKING,
     "createdAt": CREATED_AT,
 }

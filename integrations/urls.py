@@ -12,6 +12,7 @@ urlpatterns = [
     path("integrations/", include("integrations.partner.urls")),
     *route(f"{ORG}/orders", apis.ManagedOrdersApi.as_view()),
     *route(f"{ORG}/orders/<str:order_id>", apis.ManagedOrderDetailApi.as_view()),
-    *route(f"{ORG}/orders/<str:order_id>/transition", apis.ManagedOrderTransitionApi.as_view()),
+    # .../orders/<id>/transition is served by dispatch (dispatch/urls.py): an assigned order
+    # joins its driver's route of the day there.
     *route(f"{ORG}/orders/<str:order_id>/simulate", apis.ManagedOrderSimulateApi.as_view()),
 ]

@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("integrations", "0005_order_failure_reason"),
+        ("integrations", "0006_order_failure_reason"),
         ("tenants", "0005_driver_dispatch_fields"),
     ]
 

@@ -209,6 +209,7 @@ def plan_move(
             lat=order.dropoff_lat,
             lng=order.dropoff_lng,
             service_seconds=plan.service_seconds,
+            order_version=left_out.order_version,
         )
         left_out.delete()
     stop.route = route

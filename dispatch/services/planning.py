@@ -10,6 +10,7 @@ Times: the solver counts seconds from the plan's `origin`, midnight of the date 
 earliest of its zones' time zones, so zones of different time zones share one clock.
 """
 
+import dataclasses
 import hashlib
 import logging
 from collections.abc import Iterable
@@ -38,7 +39,9 @@ from dispatch.models import (
     PlanStop,
     StopKind,
 )
+from dispatch.services import replanning
 from dispatch.services.matrices import matrices_for
+from dispatch.services.order_versions import order_version
 from dispatch.services.orders_of_day import order_window, orders_of_day
 from dispatch.services.policy import dispatch_policy_get_or_create
 from integrations.errors import DriverInactive
@@ -215,6 +218,8 @@ class _Vehicle:
     vehicle: solver.Vehicle
     #: the plan's zones this driver serves
     zone_ids: set[UUID]
+    #: the driver's started stops, first on its route; `vehicle` then starts after them
+    pinned: replanning.PinnedPrefix | None = None
 
 
 @dataclass
@@ -381,10 +386,44 @@ def _problem_build(plan: Plan) -> _Built:
                 zone_ids={zone.id for zone in zones_served},
             )
         )
+    _started_stops_pin(built, plan)
     orders = orders_of_day(organization_id=plan.organization_id, day=plan.date, zones=zones)
     for order in orders:
         _order_add(built, plan, order)
     return built
+
+
+def _started_stops_pin(built: _Built, plan: Plan) -> None:
+    """contract "Dispatch": a re-plan keeps each driver's started stops first on its route
+    (`dispatch.services.replanning`). The solver's vehicle starts where and when the last of
+    them is done, with the room the returns picked up take; the solver never sees them."""
+    started = replanning.started_orders(
+        organization_id=plan.organization_id,
+        day=plan.date,
+        driver_ids=[item.driver.id for item in built.vehicles],
+    )
+    for item in built.vehicles:
+        orders = started.get(item.driver.id)
+        if not orders:
+            continue
+        prefix = replanning.pinned_prefix(
+            orders=orders,
+            depot=(item.depot.lat, item.depot.lng),
+            shift_start=moment_at(built.origin, item.vehicle.shift_start),
+            shift_end=moment_at(built.origin, item.vehicle.shift_end),
+            service_seconds=plan.service_seconds,
+            speed_kmh=plan.travel_speed_kmh,
+            detour_factor=plan.detour_factor,
+        )
+        location = len(built.points)
+        built.points.append((prefix.lat, prefix.lng))
+        item.pinned = prefix
+        item.vehicle = dataclasses.replace(
+            item.vehicle,
+            start_location=location,
+            shift_start=max(seconds_from(built.origin, prefix.free_at), item.vehicle.shift_start),
+            capacity=max(item.vehicle.capacity - prefix.pickups, 0),
+        )
 
 
 def _fits(order: Order, vehicle_type: str) -> bool:
@@ -497,44 +536,20 @@ def _solution_store(plan: Plan, built: _Built, problem, solution: solver.Solutio
         )
         if stops:
             stored_routes.append((item, stops, timed))
+    routed = {item.vehicle.key for item, _, _ in stored_routes}
+    # A driver with started stops has its route even when the solver gave it nothing more.
+    stored_routes += [
+        (item, [], None)
+        for item in built.vehicles
+        if item.pinned and item.vehicle.key not in routed
+    ]
     on_routes = {stop.job.key for _, stops, _ in stored_routes for stop in stops}
     for key in built.stops:
         if key not in on_routes and key not in unassigned:
             unassigned[key] = _left_out_reason(key, solution)
 
     for item, stops, timed in stored_routes:
-        route = PlanRoute.objects.create(
-            plan=plan,
-            driver=item.driver,
-            date=plan.date,
-            zone=item.zone,
-            vehicle_type=item.driver.vehicle_type,
-            capacity=item.vehicle.capacity,
-            shift_start=moment_at(built.origin, item.vehicle.shift_start),
-            shift_end=moment_at(built.origin, item.vehicle.shift_end),
-            depot_lat=item.depot.lat,
-            depot_lng=item.depot.lng,
-            start_at=moment_at(built.origin, timed.start),
-            end_at=moment_at(built.origin, timed.end),
-            travel_seconds=timed.travel_seconds,
-            distance_meters=timed.distance_meters,
-        )
-        PlanStop.objects.bulk_create(
-            PlanStop(
-                plan=plan,
-                route=route,
-                order=stop.order,
-                sequence=sequence,
-                kind=StopKind.PICKUP if stop.job.kind == "pickup" else StopKind.DELIVERY,
-                eta=moment_at(built.origin, eta),
-                window_start=stop.window_start,
-                window_end=stop.window_end,
-                lat=stop.lat,
-                lng=stop.lng,
-                service_seconds=stop.job.service_seconds,
-            )
-            for sequence, (stop, eta) in enumerate(zip(stops, timed.etas, strict=True), start=1)
-        )
+        _route_store(plan, built, item, stops, timed)
     left_out = [
         PlanLeftOut(
             plan=plan,
@@ -543,6 +558,7 @@ def _solution_store(plan: Plan, built: _Built, problem, solution: solver.Solutio
             excluded=excluded,
             window_start=None if window is None else window.start,
             window_end=None if window is None else window.end,
+            order_version=order_version(order),
         )
         for order, reason, excluded, window in built.left_out.values()
     ]
@@ -555,9 +571,81 @@ def _solution_store(plan: Plan, built: _Built, problem, solution: solver.Solutio
                 reason=reason,
                 window_start=stop.window_start,
                 window_end=stop.window_end,
+                order_version=order_version(stop.order),
             )
         )
     PlanLeftOut.objects.bulk_create(left_out)
+
+
+def _route_store(plan: Plan, built: _Built, item: _Vehicle, stops: list[_Stop], timed) -> None:
+    """Stores one route: the pinned started stops first (when the driver has any), then the
+    solver's stops as re-timed (`timed` None: none)."""
+    pinned = item.pinned
+    shift_start = (
+        pinned.shift_start if pinned else moment_at(built.origin, item.vehicle.shift_start)
+    )
+    if timed is None:
+        start, end = pinned.start, pinned.end
+        travel = pinned.travel_seconds + pinned.return_seconds
+        distance = pinned.distance_meters + pinned.return_meters
+    else:
+        start = pinned.start if pinned else moment_at(built.origin, timed.start)
+        end = moment_at(built.origin, timed.end)
+        travel = timed.travel_seconds + (pinned.travel_seconds if pinned else 0)
+        distance = timed.distance_meters + (pinned.distance_meters if pinned else 0)
+    route = PlanRoute.objects.create(
+        plan=plan,
+        driver=item.driver,
+        date=plan.date,
+        zone=item.zone,
+        vehicle_type=item.driver.vehicle_type,
+        capacity=item.vehicle.capacity + (pinned.pickups if pinned else 0),
+        shift_start=shift_start,
+        shift_end=moment_at(built.origin, item.vehicle.shift_end),
+        depot_lat=item.depot.lat,
+        depot_lng=item.depot.lng,
+        start_at=start,
+        end_at=end,
+        travel_seconds=travel,
+        distance_meters=distance,
+    )
+    rows = [
+        PlanStop(
+            plan=plan,
+            route=route,
+            order=stop.order,
+            sequence=sequence,
+            kind=stop.kind,
+            eta=stop.eta,
+            window_start=stop.window_start,
+            window_end=stop.window_end,
+            lat=stop.lat,
+            lng=stop.lng,
+            service_seconds=stop.service_seconds,
+            order_version=order_version(stop.order),
+        )
+        for sequence, stop in enumerate(pinned.stops if pinned else (), start=1)
+    ]
+    rows += [
+        PlanStop(
+            plan=plan,
+            route=route,
+            order=stop.order,
+            sequence=sequence,
+            kind=StopKind.PICKUP if stop.job.kind == "pickup" else StopKind.DELIVERY,
+            eta=moment_at(built.origin, eta),
+            window_start=stop.window_start,
+            window_end=stop.window_end,
+            lat=stop.lat,
+            lng=stop.lng,
+            service_seconds=stop.job.service_seconds,
+            order_version=order_version(stop.order),
+        )
+        for sequence, (stop, eta) in enumerate(
+            zip(stops, timed.etas if timed else (), strict=True), start=len(rows) + 1
+        )
+    ]
+    PlanStop.objects.bulk_create(rows)
 
 
 def _left_out_reason(key: str, solution: solver.Solution) -> str:

@@ -187,6 +187,8 @@ class ErpOrderOutput(ErpOrderSlotOutput):
     status = serializers.CharField()
     externalRef = serializers.CharField()
     assignmentZoneId = serializers.UUIDField(allow_null=True)
+    #: contract "Dispatch": the expected arrival, null until assigned
+    eta = serializers.CharField(allow_null=True)
     trackingToken = serializers.CharField()
     trackingUrl = TrackingUrlField()
     createdAt = serializers.DateTimeField()
@@ -202,6 +204,7 @@ class ErpOrderOutput(ErpOrderSlotOutput):
             "deliveryWindowStart": slot["deliveryWindowStart"],
             "deliveryWindowEnd": slot["deliveryWindowEnd"],
             "assignmentZoneId": str(instance.zone_id) if instance.zone_id else None,
+            "eta": _zone_time(instance, instance.eta),
             "trackingToken": instance.tracking_token,
             "trackingUrl": self.fields["trackingUrl"].to_representation(instance.tracking_token),
             "createdAt": _TIMESTAMP.to_representation(instance.created_at),

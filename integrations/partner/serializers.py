@@ -205,6 +205,8 @@ class PartnerOrderOutput(OutputSerializer):
     serviceOrderId = serializers.UUIDField(source="id")
     status = serializers.CharField()
     driver = OrderDriverOutput(allow_null=True)
+    #: contract "Dispatch": the expected arrival, null until assigned
+    eta = ZoneTimeField()
     deliveryWindowStart = ZoneTimeField()
     deliveryWindowEnd = ZoneTimeField()
     trackingToken = serializers.CharField(source="tracking_token")

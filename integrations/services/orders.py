@@ -5,6 +5,7 @@ machine, writes the history row, frees window or slot capacity on entering `canc
 `failed`, and emits the partner family's `order.*` event, all in one transaction.
 """
 
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -12,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from delivery.queries import CompiledInsert, rows_insert
+from delivery.timezones import zone_tz
 from integrations.errors import (
     DriverInactive,
     DriverRequired,
@@ -148,12 +150,14 @@ def order_transition(
     reason: str = "",
     failure_reason: str = "",
     event_extra: dict | None = None,
+    eta: datetime | None = None,
 ) -> Order:
     """Moves `order` to `to_status` by the machine of contract "Orders", and returns it updated.
 
     - 409 `Order <ref> cannot be <verb> in status <status>` for a transition not in the table;
     - entering `assigned` needs an active `driver` of the order's organization, which
-      becomes the order's driver; going back to `dispatching` or `pending` unassigns it;
+      becomes the order's driver, with `eta` (contract "Dispatch"); going back to `dispatching`
+      or `pending` unassigns it and clears the ETA;
     - entering `dispatching` ends a hold and sets `released_at` the first time;
     - entering `failed` needs a `failure_reason` (contract "Couriers": 400 otherwise), kept on
       the order and sent as `failureReason` in `order.failed`;
@@ -177,7 +181,7 @@ def order_transition(
             )
         now = timezone.now()
         _entering_fields_set(
-            locked, to_status, driver=driver, failure_reason=failure_reason, now=now
+            locked, to_status, driver=driver, failure_reason=failure_reason, eta=eta, now=now
         )
         locked.status = to_status
         locked.updated_at = now
@@ -185,6 +189,7 @@ def order_transition(
             update_fields=[
                 "status",
                 "driver",
+                "eta",
                 "released_at",
                 "held_until",
                 "failure_reason",
@@ -209,7 +214,13 @@ def order_transition(
 
 
 def _entering_fields_set(
-    order: Order, to_status: str, *, driver: Driver | None, failure_reason: str, now
+    order: Order,
+    to_status: str,
+    *,
+    driver: Driver | None,
+    failure_reason: str,
+    eta: datetime | None,
+    now: datetime,
 ) -> None:
     """Checks what entering `to_status` needs and sets the fields it changes (not the status)."""
     if to_status == OrderStatus.ASSIGNED:
@@ -220,8 +231,10 @@ def _entering_fields_set(
         if not driver.is_active:
             raise DriverInactive()
         order.driver = driver
+        order.eta = eta
     elif to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
         order.driver = None
+        order.eta = None
     if to_status == OrderStatus.DISPATCHING:
         # Released: no longer held for its delivery day (contract "Orders").
         order.held_until = None
@@ -231,6 +244,22 @@ def _entering_fields_set(
         if not failure_reason:
             raise FailureReasonRequired()
         order.failure_reason = failure_reason
+
+
+def order_eta_shown(order: Order) -> str | None:
+    """The order's ETA as partners read it: in its zone's time, with the offset (contract
+    "Dispatch"); None until assigned."""
+    if order.eta is None:
+        return None
+    tz = zone_tz(order.zone.timezone) if order.zone_id else UTC
+    return order.eta.astimezone(tz).isoformat()
+
+
+def order_eta_set(*, order: Order, eta: datetime | None) -> None:
+    """Moves an assigned order's ETA without a status change (a re-plan that keeps its driver),
+    in the caller's transaction; no event (the partner's driver is unchanged)."""
+    Order.objects.filter(pk=order.pk).update(eta=eta, updated_at=timezone.now())
+    order.eta = eta
 
 
 def _capacity_free(order: Order) -> None:
@@ -250,6 +279,7 @@ def _partner_event_emit(
             "name": order.driver.name,
             "phone": order.driver.phone,
         }
+        extra["eta"] = order_eta_shown(order)
     if reason:
         extra["reason"] = reason
     if event == "order.failed":

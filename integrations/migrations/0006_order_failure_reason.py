@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("integrations", "0004_order_api_key"),
+        ("integrations", "0005_order_eta"),
     ]
 
     operations = [

@@ -1,0 +1,45 @@
+"""The orders' admin as dispatch extends it: assigning selected orders to a driver puts each at the
+end of that driver's route of its day, with an ETA (contract "Dispatch", "Manual assignment")."""
+
+from django.contrib import admin
+
+from dispatch.services import routes_of_day
+from integrations.admin import OrderAdmin
+from integrations.models import Order, OrderStatus
+from integrations.services import orders as order_services
+
+
+class DispatchOrderAdmin(OrderAdmin):
+    def order_move(
+        self,
+        *,
+        order,
+        to_status: str,
+        actor: str,
+        driver,
+        reason: str,
+        failure_reason: str = "",
+    ) -> None:
+        if to_status == OrderStatus.ASSIGNED and driver is not None:
+            routes_of_day.order_assign(order=order, driver=driver, actor=actor, reason=reason)
+            return
+        if to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
+            routes_of_day.order_unassign(
+                order=order, to_status=to_status, actor=actor, reason=reason
+            )
+            return
+        order_services.order_transition(
+            order=order,
+            to_status=to_status,
+            actor=actor,
+            driver=driver,
+            reason=reason,
+            failure_reason=failure_reason,
+        )
+
+
+def register() -> None:
+    """Serves orders with `DispatchOrderAdmin` in place of integrations' own."""
+    if admin.site.is_registered(Order):
+        admin.site.unregister(Order)
+    admin.site.register(Order, DispatchOrderAdmin)
