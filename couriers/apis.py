@@ -23,6 +23,7 @@ from couriers.serializers import (
     LocationsOutput,
     PhotoOutput,
     ProofOutput,
+    ReattemptInput,
     RouteOutput,
     RouteQuery,
     RouteStopOutput,
@@ -31,14 +32,19 @@ from couriers.serializers import (
 from couriers.services import events as event_services
 from couriers.services import locations as location_services
 from couriers.services import photos as photo_services
+from couriers.services import reattempts as reattempt_services
 from couriers.services import tokens as token_services
 from delivery.errors import NotFound
 from delivery.schema import errors, query_date
 from delivery.serializers import valid_serializer
 from delivery.throttling import ClientAddressThrottle
 from integrations import selectors as order_selectors
+from integrations.erp import apis as erp_apis
+from integrations.erp.serializers import ErpOrderSlotOutput, ErpSlotAssignInput
 from integrations.errors import OrderNotFound
+from integrations.openapi_examples import ERP_ORDER_SLOT
 from integrations.partner import selectors as partner_selectors
+from integrations.serializers import ManagedOrderDetailOutput
 from integrations.services import idempotency
 from tenants import selectors as tenant_selectors
 from tenants.api_bases import IntegrationApiView, ManagementApiView, PublicApiView
@@ -338,3 +344,68 @@ class CourierLocationsApi(CourierApiView):
         drafts = valid_serializer(LocationsInput, request.data).drafts()
         recorded = location_services.driver_locations_record(driver=self.driver, points=drafts)
         return Response(LocationsOutput(recorded).data, status=202)
+
+
+class ManagedOrderReattemptApi(ManagementApiView):
+    @extend_schema(
+        summary="Re-attempt a failed delivery",
+        request=ReattemptInput,
+        responses={200: ManagedOrderDetailOutput, **errors(400, 401, 404, 409, 415)},
+        examples=examples.ORDER_REATTEMPT,
+    )
+    def post(self, request, org_id, order_id):
+        """Books a `failed` order on a new slot (ERP orders: `deliverySlotTemplateId`,
+        `deliverySlotDate`) or window (partner orders: `deliveryWindowStart`) with the checks of
+        creation, and moves it back to `pending` with `attempt` + 1, up to the dispatch
+        policy's `maxAttempts`. Answers the order with its whole history (the failed attempt's
+        status changes stay). No event: entering `pending` emits none.
+
+        For an organization admin with a bearer token (401 `Invalid or missing token`).
+
+        Errors:
+
+        - 400 a slot and a window together, neither, the other family's booking, and the
+          booking's own (weekday, cutoff, dropoff outside the zone, disabled zone, blackout,
+          no window at that time, `Delivery slot is full`, `Delivery window is full`)
+
+        - 404 `Organization not found`, `Order not found`, `Slot not found`
+
+        - 409 `Order <ref> cannot be re-attempted in status <status>` (only a failed order),
+          `Order has no attempts left`"""
+        organization = self.get_organization()
+        serializer = valid_serializer(ReattemptInput, request.data)
+        order = order_selectors.order_get(organization_id=organization.id, order_id=order_id)
+        reattempt_services.order_reattempt(
+            order=order, booking=serializer.booking(), actor=request.user.email
+        )
+        order = order_selectors.order_get_with_history(
+            organization_id=organization.id, order_id=order.id
+        )
+        return Response(ManagedOrderDetailOutput(order).data)
+
+
+class ErpOrderSlotApi(erp_apis.ErpOrderSlotApi):
+    """The ERP's PUT delivery-slot (integrations), with a `failed` order re-attempted on the
+    slot (contract "Couriers", "Re-attempts")."""
+
+    @extend_schema(
+        summary="Move an ERP order to another slot",
+        request=ErpSlotAssignInput,
+        responses={200: ErpOrderSlotOutput, **errors(400, 401, 403, 404, 409, 415, 429)},
+        examples=ERP_ORDER_SLOT,
+    )
+    def put(self, request, external_ref):
+        """Assigns or reassigns the order's slot, when the customer picks another delivery time:
+        frees the old one and books the new one in one transaction, with the checks of creation
+        and their messages (404 `Slot not found`; 400 weekday, cutoff, dropoff outside the zone,
+        disabled zone, blackout date, `Delivery slot is full`). `dropoffLat`/`dropoffLng` move the
+        dropoff point too (given together). A `failed` order is re-attempted on the new slot:
+        back to `pending` with `attempt` + 1, up to the dispatch policy's `maxAttempts` (409
+        `Order has no attempts left`). Errors also: 404 `Order not found`; 409 for a delivered or
+        cancelled order."""
+        order = self.get_order(external_ref)
+        serializer = valid_serializer(ErpSlotAssignInput, request.data)
+        order = reattempt_services.erp_order_slot_put(
+            order=order, actor=self.actor, **serializer.service_arguments()
+        )
+        return Response(ErpOrderSlotOutput(order).data)

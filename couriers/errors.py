@@ -1,6 +1,6 @@
 """The couriers' errors (contract "Couriers"); docs/contract.md "Errors" lists every code."""
 
-from delivery.errors import Forbidden, NotFound, ValidationFailed
+from delivery.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 
 class PhotoInvalid(ValidationFailed):
@@ -71,3 +71,17 @@ class ProofUrlExpired(Forbidden):
 
     code = "proof_url_expired"
     default_message = "Proof URL has expired"
+
+
+class NoAttemptsLeft(Conflict):
+    """A re-attempt of an order already at the dispatch policy's `maxAttempts`."""
+
+    code = "no_attempts_left"
+    default_message = "Order has no attempts left"
+
+
+class ReattemptBookingMismatch(ValidationFailed):
+    """A re-attempt naming the other family's booking: an ERP order is booked on a slot, a
+    partner order on a window."""
+
+    code = "reattempt_booking_mismatch"

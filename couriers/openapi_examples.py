@@ -3,7 +3,12 @@
 (tenants/openapi_examples.py) and the partner order of integrations/openapi_examples.py."""
 
 from delivery.schema import answer_example, request_example
-from integrations.openapi_examples import PARTNER_ORDER_ID
+from integrations.openapi_examples import (
+    CHANGED_AT,
+    CREATED_EVENT,
+    MANAGED_ORDER,
+    PARTNER_ORDER_ID,
+)
 from tenants.openapi_examples import DRIVER_ID
 
 ISSUED_AT = "2026-11-26T06:30:00Z"
@@ -114,4 +119,42 @@ LOCATIONS = [
         }
     ),
     answer_example(202, {"accepted": 2, "etasUpdated": 3}),
+]
+
+_NEXT_WINDOW = "2026-11-30T12:00:00+01:00"
+_FAILED_AT = "2026-11-26T07:12:40.118200Z"
+ORDER_REATTEMPT = [
+    request_example({"deliveryWindowStart": _NEXT_WINDOW}, name="A partner order: a window"),
+    request_example(
+        {"deliverySlotTemplateId": "st_9f2c41d07e", "deliverySlotDate": "2026-11-30"},
+        name="An ERP order: a slot",
+    ),
+    answer_example(
+        200,
+        {
+            **MANAGED_ORDER,
+            "deliveryWindowStart": _NEXT_WINDOW,
+            "deliveryWindowEnd": "2026-11-30T16:00:00+01:00",
+            "updatedAt": CHANGED_AT,
+            "failureReason": None,
+            "attempt": 2,
+            "statusHistory": [
+                CREATED_EVENT,
+                {
+                    "fromStatus": "in_transit",
+                    "toStatus": "failed",
+                    "at": _FAILED_AT,
+                    "actor": "driver Sam Carter",
+                    "reason": "recipient_absent",
+                },
+                {
+                    "fromStatus": "failed",
+                    "toStatus": "pending",
+                    "at": CHANGED_AT,
+                    "actor": "dana@acme.example",
+                    "reason": "Re-attempt 2",
+                },
+            ],
+        },
+    ),
 ]

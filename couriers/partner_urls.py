@@ -1,6 +1,7 @@
-"""The partner family's proof read, `/integrations/partner-x/orders/<externalRef>/proof`: mounted
-by the root URLconf before the integrations' own patterns, whose `orders/<externalRef>` would
-otherwise read `/proof` as part of the reference."""
+"""The partner family's proof read, `/integrations/partner-x/orders/<externalRef>/proof`, and the
+ERP's `PUT .../delivery-slot` as couriers serves it (a failed order is re-attempted): mounted by
+the root URLconf before the integrations' own patterns, whose `orders/<externalRef>` would
+otherwise read `/proof` or `/delivery-slot` as part of the reference."""
 
 from django.urls import path
 
@@ -23,4 +24,14 @@ urlpatterns = [
             apis.PartnerOrderProofApi.as_view(integration=integration),
         ),
     )
+] + [
+    # The slashed twin first, as above.
+    path(
+        "integrations/erp/orders/<path:external_ref>/delivery-slot/",
+        apis.ErpOrderSlotApi.as_view(),
+    ),
+    path(
+        "integrations/erp/orders/<path:external_ref>/delivery-slot",
+        apis.ErpOrderSlotApi.as_view(),
+    ),
 ]

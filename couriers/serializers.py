@@ -15,6 +15,7 @@ from couriers.services.events import (
     StopEventDraft,
 )
 from couriers.services.locations import PointDraft
+from couriers.services.reattempts import NewBooking
 from delivery.fields import (
     CoordinateField,
     DateTextField,
@@ -26,7 +27,7 @@ from delivery.fields import (
     declare,
     field_messages,
 )
-from delivery.serializers import OutputSerializer
+from delivery.serializers import CrossFieldSerializer, OutputSerializer
 from integrations.models import FailureReason
 
 #: a 200 KB PNG in base64 (4 characters per 3 bytes) with its `data:image/png;base64,` prefix
@@ -281,3 +282,38 @@ class LocationsInput(serializers.Serializer):
 class LocationsOutput(OutputSerializer):
     accepted = serializers.IntegerField(source="points")
     etasUpdated = serializers.IntegerField(source="etas_moved")
+
+
+class ReattemptInput(CrossFieldSerializer):
+    """`POST /manage/organizations/:orgId/orders/:orderId/reattempt` (contract "Couriers",
+    "Re-attempts"): a slot or a window, not both."""
+
+    deliverySlotTemplateId = NamedTextField("deliverySlotTemplateId", 100, required=False)
+    deliverySlotDate = DateTextField("deliverySlotDate", required=False)
+    deliveryWindowStart = DateTimeTextField("deliveryWindowStart", required=False)
+
+    def cross_field_problems(self, attrs, failed):
+        slot = [name for name in ("deliverySlotTemplateId", "deliverySlotDate") if name in attrs]
+        window = "deliveryWindowStart" in attrs
+        if failed:
+            return []
+        if window and slot:
+            return [
+                "Give either a slot (deliverySlotTemplateId, deliverySlotDate) or a window "
+                "(deliveryWindowStart), not both"
+            ]
+        if len(slot) == 1:
+            return ["deliverySlotTemplateId and deliverySlotDate must be given together"]
+        if not window and not slot:
+            return [
+                "deliverySlotTemplateId and deliverySlotDate, or deliveryWindowStart, are required"
+            ]
+        return []
+
+    def booking(self) -> NewBooking:
+        data = self.validated_data
+        return NewBooking(
+            slot_template_id=data.get("deliverySlotTemplateId"),
+            slot_date=data.get("deliverySlotDate"),
+            window_start=data.get("deliveryWindowStart"),
+        )

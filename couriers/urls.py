@@ -10,6 +10,10 @@ urlpatterns = [
         "manage/organizations/<str:org_id>/orders/<str:order_id>/proof",
         apis.ManagedOrderProofApi.as_view(),
     ),
+    *route(
+        "manage/organizations/<str:org_id>/orders/<str:order_id>/reattempt",
+        apis.ManagedOrderReattemptApi.as_view(),
+    ),
     *route("proof-files/<str:token>", apis.ProofFileApi.as_view(), name="courier-proof-file"),
     *route(
         "manage/organizations/<str:org_id>/drivers/<str:driver_id>/access-token",

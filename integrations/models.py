@@ -157,6 +157,9 @@ class Order(models.Model):
     failure_reason = models.CharField(
         max_length=30, choices=FailureReason.choices, blank=True, default=""
     )
+    #: which delivery attempt this is, from 1; a re-attempt of a failed order adds one
+    #: (contract "Couriers", "Re-attempts")
+    attempt = models.PositiveSmallIntegerField(default=1, editable=False)
 
     # PROTECT: a zone with orders (history included) is never deleted under them; the
     # management API answers 409 `Zone ... is in use` and suggests disabling it instead.

@@ -81,6 +81,7 @@ PARTNER_ORDER = {
     "status": "pending",
     "driver": None,
     "eta": None,
+    "attempt": 1,
     **_AFTERNOON,
     **_TRACKING,
     "currentMappingStatus": "created",
@@ -145,6 +146,7 @@ ERP_ORDER = {
     **_MORNING,
     "assignmentZoneId": ZONE_ID,
     "eta": None,
+    "attempt": 1,
     **_TRACKING,
     "createdAt": CREATED_AT,
 }
@@ -205,6 +207,9 @@ _CREATED_EVENT = {
     "actor": "api-key Partner A production (partner_a)",
     "reason": "",
 }
+#: the management order read, as other apps' examples build on it (couriers: a re-attempt)
+MANAGED_ORDER = _MANAGED_ORDER
+CREATED_EVENT = _CREATED_EVENT
 _TRANSITION = {"status": "assigned", "driverId": DRIVER["id"], "reason": "Morning tour"}
 
 ORDER_LIST = [
@@ -212,7 +217,8 @@ ORDER_LIST = [
 ]
 ORDER_READ = [
     answer_example(
-        200, {**_MANAGED_ORDER, "failureReason": None, "statusHistory": [_CREATED_EVENT]}
+        200,
+        {**_MANAGED_ORDER, "failureReason": None, "attempt": 1, "statusHistory": [_CREATED_EVENT]},
     )
 ]
 ORDER_TRANSITION = [
@@ -226,6 +232,7 @@ ORDER_TRANSITION = [
             "driver": DRIVER,
             "updatedAt": CHANGED_AT,
             "failureReason": None,
+            "attempt": 1,
             "statusHistory": [
                 _CREATED_EVENT,
                 {

@@ -202,6 +202,8 @@ class ManagedOrderOutput(serializers.Serializer):
 class ManagedOrderDetailOutput(ManagedOrderOutput):
     #: why it failed (null unless `failed`; docs/contract.md "Couriers")
     failureReason = serializers.SerializerMethodField(method_name="get_failure_reason")
+    #: the delivery attempt, from 1 (docs/contract.md "Couriers", "Re-attempts")
+    attempt = serializers.IntegerField()
     statusHistory = OrderStatusEventOutput(source="status_events", many=True)
 
     def get_failure_reason(self, order) -> str | None:

@@ -246,6 +246,46 @@ def _entering_fields_set(
         order.failure_reason = failure_reason
 
 
+def order_reopen(*, locked: Order, actor: str = "") -> Order:
+    """A re-attempt's move of a `failed` order back to `pending` (contract "Couriers",
+    "Re-attempts"; no transition of the machine leads there): `attempt` + 1, failure reason,
+    driver and ETA cleared, a history row `failed` -> `pending`. The caller holds the row's
+    lock, checked the attempts left and booked the new slot or window in this transaction.
+    Emits nothing, as the machine emits nothing on entering `pending`."""
+    if locked.status != OrderStatus.FAILED:
+        raise TransitionNotAllowed(
+            external_ref=locked.external_ref, verb="re-attempted", status=locked.status
+        )
+    now = timezone.now()
+    locked.status = OrderStatus.PENDING
+    locked.attempt += 1
+    locked.failure_reason = ""
+    locked.driver = None
+    locked.eta = None
+    locked.released_at = None
+    locked.updated_at = now
+    locked.save(
+        update_fields=[
+            "status",
+            "attempt",
+            "failure_reason",
+            "driver",
+            "eta",
+            "released_at",
+            "updated_at",
+        ]
+    )
+    OrderStatusEvent.objects.create(
+        order=locked,
+        from_status=OrderStatus.FAILED,
+        to_status=OrderStatus.PENDING,
+        at=now,
+        actor=actor[:200],
+        reason=f"Re-attempt {locked.attempt}",
+    )
+    return locked
+
+
 def order_eta_shown(order: Order) -> str | None:
     """The order's ETA as partners read it: in its zone's time, with the offset (contract
     "Dispatch"); None until assigned."""
