@@ -82,6 +82,7 @@ def test_read_returns_the_partner_order(client):
         "status": "pending",
         "driver": None,
         "eta": None,
+        "attempt": 1,
         "deliveryWindowStart": SUNDAY_MORNING,
         "deliveryWindowEnd": "2030-01-06T12:00:00+01:00",
         "trackingToken": created["trackingToken"],

@@ -50,6 +50,7 @@ def test_create_books_the_slot_and_answers_the_erp_order(client, zone, template)
         "deliveryWindowEnd": "2030-01-06T12:00:00+01:00",
         "assignmentZoneId": str(zone.id),
         "eta": None,
+        "attempt": 1,
         "trackingToken": order.tracking_token,
         "trackingUrl": f"http://testserver/track/{order.tracking_token}",
         "createdAt": "2030-01-01T09:00:00Z",
