@@ -14,6 +14,7 @@ from dispatch import timing
 from dispatch.matrix import haversine_matrix
 from dispatch.models import PlanRoute, PlanStop
 from integrations.models import OrderFamily, OrderStatus
+from integrations.services import orders as order_services
 from tenants.models import Driver
 from webhooks import catalog
 from webhooks import events as webhook_events
@@ -154,6 +155,9 @@ def route_etas_recompute(*, route: PlanRoute | None, lat: float, lng: float, at:
         if abs(eta - previous) >= ETA_NEWS_THRESHOLD:
             _eta_news_emit(stop, previous=previous)
     PlanStop.objects.bulk_update(changed, ["eta"])
+    for stop in changed:
+        # The order's own ETA follows (partner and ERP reads, tracking: contract "Dispatch").
+        order_services.order_eta_set(order=stop.order, eta=stop.eta)
     return len(changed)
 
 
