@@ -220,3 +220,12 @@ def test_the_page_of_a_delivered_order_shows_when(api_client, route, clock):
 
     assert page.text("delivered-at") == "Tue 4 Mar, 10:33"
     assert page.text("eta") == ""
+
+
+def test_in_transit_on_a_route_reads_in_four_queries(api_client, route, django_assert_num_queries):
+    _, _, ours, _ = route
+    to(ours, "picked_up", "in_transit")
+
+    # the order, its history, its stop, the stops still ahead
+    with django_assert_num_queries(4):
+        track(api_client, ours)
