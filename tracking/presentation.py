@@ -161,7 +161,7 @@ class TrackingPage:
     is_problem: bool
     updated_at: dt.datetime
     updated_at_text: str
-    #: "10:05–10:25" (zone time) while a driver has it; "" otherwise
+    #: "10:05-10:25 with an en dash" (zone time) while a driver has it; "" otherwise
     eta_text: str = ""
     #: "2 stops before yours" while in transit on a route; "" otherwise
     stops_before_text: str = ""
@@ -170,7 +170,7 @@ class TrackingPage:
 
 
 def eta_window_text(start: dt.datetime, end: dt.datetime, tz) -> str:
-    """`10:05–10:25` in zone time (the page's script writes the same)."""
+    """`10:05-10:25` (an en dash) in zone time (the page's script writes the same)."""
     begin = dateformat.format(start.astimezone(tz), TIME_FORMAT)
     return f"{begin}{EN_DASH}{dateformat.format(end.astimezone(tz), TIME_FORMAT)}"
 

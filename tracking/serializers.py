@@ -2,7 +2,6 @@
 
 from datetime import datetime
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
@@ -66,7 +65,7 @@ class TrackingOutput(serializers.Serializer):
     def _progress(self) -> TrackingProgress:
         return self.context["progress"]
 
-    @extend_schema_field(OpenApiTypes.DATETIME)
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_eta(self, order) -> str | None:
         return _instant(self._progress().eta)
 
@@ -77,10 +76,10 @@ class TrackingOutput(serializers.Serializer):
             return None
         return {"from": _instant(progress.eta_from), "to": _instant(progress.eta_to)}
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_stops_before(self, order) -> int | None:
         return self._progress().stops_before
 
-    @extend_schema_field(OpenApiTypes.DATETIME)
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_delivered_at(self, order) -> str | None:
         return _instant(self._progress().delivered_at)
