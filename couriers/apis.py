@@ -373,8 +373,9 @@ class ManagedOrderReattemptApi(ManagementApiView):
         - 409 `Order <ref> cannot be re-attempted in status <status>` (only a failed order),
           `Order has no attempts left`"""
         organization = self.get_organization()
-        serializer = valid_serializer(ReattemptInput, request.data)
+        # The order first: an unknown id is a 404 whatever the body.
         order = order_selectors.order_get(organization_id=organization.id, order_id=order_id)
+        serializer = valid_serializer(ReattemptInput, request.data)
         reattempt_services.order_reattempt(
             order=order, booking=serializer.booking(), actor=request.user.email
         )

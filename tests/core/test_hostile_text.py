@@ -166,6 +166,21 @@ def order_of_the_worlds_driver(world: World, n: int) -> str:
     return order_id
 
 
+def failed_erp_order_id(world: World, n: int) -> str:
+    """A new ERP order of the world, assigned to its driver and failed (a re-attempt's)."""
+    ref = fresh_erp_order(world, n)
+    order_id = str(Order.objects.get(organization=world.organization, external_ref=ref).id)
+    for move in (
+        {"status": "assigned", "driverId": world.ids["driver_id"]},
+        {"status": "failed", "failureReason": "recipient_absent"},
+    ):
+        response = world.manager().post(
+            f"{world.manage}/orders/{order_id}/transition", move, format="json"
+        )
+        assert response.status_code == 200, response.content
+    return order_id
+
+
 def location_body(world: World, n: int) -> dict:
     return {"points": [{"lat": 52.52, "lng": 13.40, "at": timezone.now().isoformat()}]}
 
@@ -234,6 +249,15 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
         )
         for family in ("partner-a", "partner-b", "partner-c")
     },
+    ("post", "/api/manage/organizations/{org_id}/orders/{order_id}/reattempt"): BodyOperation(
+        auth="manager",
+        body=lambda w, n: {
+            "deliverySlotTemplateId": w.ids["template_id"],
+            "deliverySlotDate": monday(w, n + 80),
+        },
+        path={"order_id": failed_erp_order_id},
+        also={"deliverySlotTemplateId": {404}},
+    ),
     ("post", "/api/manage/organizations/{org_id}/api-keys"): BodyOperation(
         auth="manager", body=key_body, before=free_standard_slot
     ),

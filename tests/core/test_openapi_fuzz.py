@@ -58,6 +58,7 @@ RULES_OPENAPI_CANNOT_STATE = {
     r"[Ss]lug \S+ is already taken": "the state of the service",
     r"Invite has already been accepted": "the state of the service",
     r"driverId must name an active driver": "the state of the service",
+    r"No orders to plan on \S+": "the state of the service",
     r"zoneId: slot templates can only be assigned to zones of purpose slot or both": (
         "the state of the service"
     ),
@@ -65,6 +66,13 @@ RULES_OPENAPI_CANNOT_STATE = {
         "the state of the service"
     ),
     r"Could not geocode \w+": "the outside geocoder's answer",
+    r"deliverySlotTemplateId and deliverySlotDate, or deliveryWindowStart, are required": (
+        "one of two bookings"
+    ),
+    r"deliverySlotTemplateId and deliverySlotDate must be given together": "fields given together",
+    r"Give either a slot \(deliverySlotTemplateId, deliverySlotDate\) or a window "
+    r"\(deliveryWindowStart\), not both": "one of two bookings",
+    r"An? (ERP|partner) order is re-attempted on a (slot|window).*": "the order's family",
     r"Provide either cutoffMinutes or cutoffDayBeforeAt, not both": "one of two fields",
     r"durationMinutes must equal the minutes from startTime to endTime when both are given": (
         "fields that depend on each other"
