@@ -29,12 +29,14 @@ openapi:
 	scripts/bootstrap.sh dev
 	.venv/bin/python scripts/openapi_compat.py --write
 
-# Rewrites docs/tracking.png, docs/admin.png, docs/admin-slot-templates.png and docs/swagger-ui.png
-# (the README shows them) from the real-browser tests; a normal test run never writes to docs/.
+# Rewrites docs/tracking.png, docs/courier.png, docs/admin.png, docs/admin-slot-templates.png and
+# docs/swagger-ui.png (the README shows them) from the real-browser tests; a normal test run never
+# writes to docs/.
 screenshots:
 	scripts/bootstrap.sh dev
 	UPDATE_SCREENSHOTS=1 .venv/bin/pytest tests/tracking/test_tracking_browser.py tests/tenants/test_admin_browser.py \
 		tests/dispatch/test_admin_browser.py \
+		tests/couriers/test_app_browser.py::test_events_taken_offline_arrive_once_in_order \
 		tests/core/test_api_docs.py::test_swagger_ui_shows_an_operation_expanded_in_a_real_browser -q $(ARGS)
 
 # Fault-injection tests (docs/faults.md): real gunicorn, Celery worker and beat against their own

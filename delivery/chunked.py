@@ -10,11 +10,10 @@ any other. A server that does not decode chunks gets 411: the body cannot be rea
 
 import io
 
-from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
 
 from delivery.errors import LengthRequired
-from delivery.middleware import error_response
+from delivery.middleware import body_limit, error_response
 
 READ_SIZE = 64 * 1024
 
@@ -35,7 +34,7 @@ class ChunkedBodyMiddleware:
         if is_chunked(meta) and not meta.get("CONTENT_LENGTH"):
             if not meta.get("wsgi.input_terminated"):
                 return error_response(LengthRequired())
-            body = _read_at_most(meta["wsgi.input"], settings.MAX_REQUEST_BODY_BYTES + 1)
+            body = _read_at_most(meta["wsgi.input"], body_limit(request) + 1)
             meta["CONTENT_LENGTH"] = str(len(body))
             # What WSGIRequest builds from a Content-Length, over the bytes already read.
             request._stream = LimitedStream(io.BytesIO(body), len(body))

@@ -102,6 +102,14 @@ def json_error(
     return response
 
 
+def body_limit(request) -> int:
+    """The largest body `request` may send: 1 MiB, or more on the paths that take a file
+    (settings UPLOAD_BODY_PATHS; the view checks the file's own limit)."""
+    if request.path_info.rstrip("/") in settings.UPLOAD_BODY_PATHS:
+        return settings.MAX_UPLOAD_BODY_BYTES
+    return settings.MAX_REQUEST_BODY_BYTES
+
+
 def error_response(error: ApplicationError) -> JsonResponse:
     return json_error(error.status_code, error.message, error.headers, code=error.code)
 
@@ -163,7 +171,7 @@ class ApiErrorMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             return error_response(ContentLengthInvalid())
-        if length > settings.MAX_REQUEST_BODY_BYTES:
+        if length > body_limit(request):
             return error_response(PayloadTooLarge())
         return None
 

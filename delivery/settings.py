@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "integrations",
     "slots",
     "dispatch",
+    "couriers",
     "tracking",
     "demo",
 ]
@@ -177,9 +178,40 @@ STORAGES = {
         },
     },
 }
+# Couriers' photos and signatures (docs/contract.md "Couriers"): never served from a public
+# path, only through the service's signed, expiring URLs. A directory outside the static and
+# media roots by default (`PROOFS_DIR`; web and worker must share it); `PROOFS_STORAGE=s3` keeps
+# them in a private S3-compatible bucket instead (django-storages with boto3, which reads its
+# credentials from the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).
+if env.str("PROOFS_STORAGE", default="filesystem") == "s3":
+    STORAGES["proofs"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env.str("PROOFS_S3_BUCKET"),
+            "endpoint_url": env.str("PROOFS_S3_ENDPOINT_URL", default="") or None,
+            "location": env.str("PROOFS_S3_PREFIX", default="proofs"),
+            "default_acl": "private",
+            "querystring_auth": True,
+            "file_overwrite": False,
+        },
+    }
+else:
+    STORAGES["proofs"] = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {
+            "location": env.str("PROOFS_DIR", default=str(BASE_DIR / "var" / "proofs")),
+            "base_url": None,
+            "file_permissions_mode": 0o600,
+            "directory_permissions_mode": 0o700,
+        },
+    }
 
 # contract "Errors": a body over 1 MiB answers 413.
 MAX_REQUEST_BODY_BYTES = 1024 * 1024
+#: the paths that take a file upload, and their larger limit (docs/contract.md "Couriers": a
+#: photo of at most 5 MB, in a multipart body)
+UPLOAD_BODY_PATHS = ("/api/courier/photos",)
+MAX_UPLOAD_BODY_BYTES = 6 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 
 # contract "Conventions": every path works with and without a trailing slash, with no redirect.
@@ -246,6 +278,8 @@ FAIR_RUNNING_PER_WORKER = env.int("FAIR_RUNNING_PER_WORKER", default=2)
 FAIR_RUNNING_PER_CALLER = env.int("FAIR_RUNNING_PER_CALLER", default=1)
 # A place not given back (a worker killed mid-request) lapses after this: gunicorn's timeout.
 IN_FLIGHT_EXPIRY_SECONDS = env.int("GUNICORN_TIMEOUT", default=30) + 5
+#: the courier API, per driver (docs/contract.md "Couriers")
+COURIER_RATE_LIMIT = env.str("COURIER_RATE_LIMIT", default="300/m")
 INVITE_RATE_LIMIT = env.str("INVITE_RATE_LIMIT", default="60/h")
 # Failed logins (POST /api/auth/token, the admin's login form; docs/contract.md "Failed logins"):
 # counted per fixed window; an account and address pair, or an address, is locked out at its limit
@@ -262,6 +296,8 @@ LOGIN_SLOWDOWN_MAX_SECONDS = env.int("LOGIN_SLOWDOWN_MAX_SECONDS", default=60)
 LOGIN_KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600
 # Public tracking (API and page share it), per client address: guessing tokens stays slow.
 TRACKING_RATE_LIMIT = env.str("TRACKING_RATE_LIMIT", default="120/m")
+#: proof files by their signed URLs (docs/contract.md "Couriers"), per client address
+PROOF_FILE_RATE_LIMIT = env.str("PROOF_FILE_RATE_LIMIT", default="300/m")
 # Where order answers' trackingUrl points (`<base>/track/<token>`); empty: the request's own
 # scheme and host (docs/contract.md "Orders").
 TRACKING_BASE_URL = env.str("TRACKING_BASE_URL", default="")
@@ -359,6 +395,17 @@ CELERY_BEAT_SCHEDULE: dict = {
     # contract "Orders": Idempotency-Keys are kept 24 hours.
     "integrations-expire-idempotency-keys": {
         "task": "integrations.expire_idempotency_keys",
+        "schedule": 3600.0,
+        "options": {"expires": 3600.0},
+    },
+    # contract "Couriers": drivers' Idempotency-Keys and trails are kept 24 hours.
+    "couriers-expire-idempotency-keys": {
+        "task": "couriers.expire_idempotency_keys",
+        "schedule": 3600.0,
+        "options": {"expires": 3600.0},
+    },
+    "couriers-prune-trails": {
+        "task": "couriers.prune_trails",
         "schedule": 3600.0,
         "options": {"expires": 3600.0},
     },

@@ -23,8 +23,14 @@ ERP_EVENTS = (ERP_SLOT_BOOKED, ERP_SLOTS_UPDATED, ERP_POLYGON_UPDATED)
 #: sent only when an administrator asks for it (test-webhook), whatever the key's filter
 TEST_EVENT = "webhook.test"
 
+#: contract "Couriers": a delivery's ETA moved by 10 minutes or more
+ORDER_ETA_UPDATED = "order.eta_updated"
+#: events sent only to keys whose `webhookEvents` name them: `null` (every event of the
+#: interface) does not include them, so no receiver gets an event it never asked for
+OPT_IN_EVENTS = (ORDER_ETA_UPDATED,)
+
 #: the names a key may list in `webhookEvents`
-SUBSCRIBABLE_EVENTS = ORDER_EVENTS + ERP_EVENTS
+SUBSCRIBABLE_EVENTS = ORDER_EVENTS + ERP_EVENTS + OPT_IN_EVENTS
 
 
 def webhook_events_problems(names: Iterable[str]) -> list[str]:

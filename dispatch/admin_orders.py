@@ -10,7 +10,16 @@ from integrations.services import orders as order_services
 
 
 class DispatchOrderAdmin(OrderAdmin):
-    def order_move(self, *, order, to_status: str, actor: str, driver, reason: str) -> None:
+    def order_move(
+        self,
+        *,
+        order,
+        to_status: str,
+        actor: str,
+        driver,
+        reason: str,
+        failure_reason: str = "",
+    ) -> None:
         if to_status == OrderStatus.ASSIGNED and driver is not None:
             routes_of_day.order_assign(order=order, driver=driver, actor=actor, reason=reason)
             return
@@ -20,7 +29,12 @@ class DispatchOrderAdmin(OrderAdmin):
             )
             return
         order_services.order_transition(
-            order=order, to_status=to_status, actor=actor, driver=driver, reason=reason
+            order=order,
+            to_status=to_status,
+            actor=actor,
+            driver=driver,
+            reason=reason,
+            failure_reason=failure_reason,
         )
 
 

@@ -51,7 +51,16 @@ class ManagedOrderTransitionApi(order_apis.ManagedOrderTransitionApi):
     """The management transition (integrations), with `assigned` putting the order at the end of
     its driver's route of the day with an ETA (contract "Dispatch", "Manual assignment")."""
 
-    def order_move(self, *, order, to_status: str, actor: str, driver, reason: str) -> None:
+    def order_move(
+        self,
+        *,
+        order,
+        to_status: str,
+        actor: str,
+        driver,
+        reason: str,
+        failure_reason: str = "",
+    ) -> None:
         if to_status == OrderStatus.ASSIGNED and driver is not None:
             routes_of_day.order_assign(order=order, driver=driver, actor=actor, reason=reason)
             return
@@ -61,5 +70,10 @@ class ManagedOrderTransitionApi(order_apis.ManagedOrderTransitionApi):
             )
             return
         order_services.order_transition(
-            order=order, to_status=to_status, actor=actor, driver=driver, reason=reason
+            order=order,
+            to_status=to_status,
+            actor=actor,
+            driver=driver,
+            reason=reason,
+            failure_reason=failure_reason,
         )

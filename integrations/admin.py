@@ -9,7 +9,7 @@ from django.contrib import admin, messages
 
 from delivery.errors import ApplicationError, NotFound
 from delivery.fields import parse_uuid
-from integrations.models import Order, OrderStatus, OrderStatusEvent
+from integrations.models import FailureReason, Order, OrderStatus, OrderStatusEvent
 from integrations.services import orders as order_services
 from integrations.services import sandbox
 from tenants.admin_display import shortened, time_field, zone_period, zone_time
@@ -70,6 +70,11 @@ class OrderActionForm(admin.helpers.ActionForm):
         help_text="The id of an active driver of the order's organization",
     )
     reason = forms.CharField(required=False, max_length=500, label="Reason")
+    failure_reason = forms.ChoiceField(
+        required=False,
+        choices=[("", "---------"), *FailureReason.choices],
+        label="Failure reason (for Mark failed)",
+    )
 
 
 def _transition_action(to_status: str, description: str):
@@ -179,6 +184,9 @@ class OrderAdmin(OrganizationScopedAdmin):
                 self.message_user(request, "Driver not found", level=messages.ERROR)
                 return
         reason = request.POST.get("reason", "")[:500]
+        failure_reason = request.POST.get("failure_reason", "")
+        if failure_reason not in FailureReason.values:
+            failure_reason = ""
 
         def move(order: Order) -> None:
             if driver is not None and driver.organization_id != order.organization_id:
@@ -189,17 +197,32 @@ class OrderAdmin(OrganizationScopedAdmin):
                 actor=request.user.get_username(),
                 driver=driver,
                 reason=reason,
+                failure_reason=failure_reason,
             )
 
         self._each_order(
             request, queryset, move, lambda moved: f"Moved {moved} order(s) to {to_status}."
         )
 
-    def order_move(self, *, order: Order, to_status: str, actor: str, driver, reason: str) -> None:
+    def order_move(
+        self,
+        *,
+        order: Order,
+        to_status: str,
+        actor: str,
+        driver,
+        reason: str,
+        failure_reason: str = "",
+    ) -> None:
         """One order's move; dispatch registers a subclass that also puts an assigned order on
         its driver's route of the day (dispatch.admin_orders)."""
         order_services.order_transition(
-            order=order, to_status=to_status, actor=actor, driver=driver, reason=reason
+            order=order,
+            to_status=to_status,
+            actor=actor,
+            driver=driver,
+            reason=reason,
+            failure_reason=failure_reason,
         )
 
     def simulate_selected(self, request, queryset, outcome: str) -> None:

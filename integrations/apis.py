@@ -101,7 +101,9 @@ class ManagedOrderTransitionApi(ManagementApiView):
     def post(self, request, org_id, order_id):
         """Moves the order by the status machine (contract: Orders): assigning a driver, pickup,
         transit, delivery, failure or cancellation, as a dispatcher does by hand. `driverId` is
-        required for `assigned`; `reason` goes into the history. The change sends the partner's
+        required for `assigned`; `failureReason` (`recipient_absent`, `address_not_found`,
+        `refused`, `damaged`, `access_denied`, `other`) for `failed`; `reason` goes into the
+        history. The change sends the partner's
         `order.<status>` webhook and shows on the tracking page; cancelled and failed orders free
         their window or slot. Answers the order with its history.
 
@@ -110,7 +112,7 @@ class ManagedOrderTransitionApi(ManagementApiView):
         Errors:
 
         - 400 `status required`, `driverId is required for status assigned`, `driverId must name an
-          active driver`
+          active driver`, `failureReason is required for status failed`
 
         - 404 `Organization not found`, `Order not found`, `Driver not found`
 
@@ -131,15 +133,30 @@ class ManagedOrderTransitionApi(ManagementApiView):
             actor=request.user.email,
             driver=driver,
             reason=data.get("reason") or "",
+            failure_reason=data.get("failureReason") or "",
         )
         order = selectors.order_get_with_history(organization_id=organization.id, order_id=order.id)
         return Response(ManagedOrderDetailOutput(order).data)
 
-    def order_move(self, *, order, to_status: str, actor: str, driver, reason: str) -> None:
+    def order_move(
+        self,
+        *,
+        order,
+        to_status: str,
+        actor: str,
+        driver,
+        reason: str,
+        failure_reason: str = "",
+    ) -> None:
         """The move itself; dispatch serves this path with a view that also puts an assigned
         order on its driver's route of the day (dispatch.commit_apis)."""
         order_services.order_transition(
-            order=order, to_status=to_status, actor=actor, driver=driver, reason=reason
+            order=order,
+            to_status=to_status,
+            actor=actor,
+            driver=driver,
+            reason=reason,
+            failure_reason=failure_reason,
         )
 
 

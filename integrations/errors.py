@@ -32,6 +32,15 @@ class DriverRequired(ValidationFailed):
         super().__init__(["driverId is required for status assigned"])
 
 
+class FailureReasonRequired(ValidationFailed):
+    """contract "Couriers": every `failed`, a courier's or an admin's, names why."""
+
+    code = "failure_reason_required"
+
+    def __init__(self):
+        super().__init__(["failureReason is required for status failed"])
+
+
 class DriverInactive(ValidationFailed):
     code = "driver_inactive"
 

@@ -2,9 +2,9 @@
 (docs/contract.md "Orders").
 
 The order is addressed as `.../orders/<path:external_ref>`, optionally followed by one action
-(`/release`, `/cancel`, `/delivery-slot`); `path` takes any non-empty text, slashes included,
-and no other route starts after `orders/`. So a ref is read back exactly when it is made of
-the allowed characters in non-empty `/`-separated segments, none `.` or `..` (HTTP clients
+(`/release`, `/cancel`, `/delivery-slot`, `/proof`); `path` takes any non-empty text, slashes
+included, and no other route starts after `orders/`. So a ref is read back exactly when it is made
+of the allowed characters in non-empty `/`-separated segments, none `.` or `..` (HTTP clients
 remove those), and its last segment after a `/` is no action (else the path would name that
 action of a shorter ref). tests/integrations/test_external_ref_routing.py checks this rule
 against the URLconf.
@@ -16,7 +16,7 @@ MAX_LENGTH = 100
 ALLOWED = re.compile(r"[A-Za-z0-9\-_.:/#]+")
 ALLOWED_MESSAGE = "externalRef may contain only letters, digits and -_.:/#"
 #: the actions addressed after the ref, in any family
-ACTIONS = ("release", "cancel", "delivery-slot")
+ACTIONS = ("release", "cancel", "delivery-slot", "proof")
 #: external_ref_problem's rules as one OpenAPI pattern: ALLOWED characters in non-empty
 #: segments, no `.` or `..` segment, no action as the last segment after a `/`
 PATTERN = (

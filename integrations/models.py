@@ -69,6 +69,17 @@ class ServiceType(models.TextChoices):
     ROUND = "round", "Round"
 
 
+class FailureReason(models.TextChoices):
+    """Why a delivery failed (contract "Couriers"): every `failed` names one."""
+
+    RECIPIENT_ABSENT = "recipient_absent", "Recipient absent"
+    ADDRESS_NOT_FOUND = "address_not_found", "Address not found"
+    REFUSED = "refused", "Refused"
+    DAMAGED = "damaged", "Damaged"
+    ACCESS_DENIED = "access_denied", "Access denied"
+    OTHER = "other", "Other"
+
+
 class DeliveryWindowLoad(models.Model):
     """The booking counter of one partner delivery window of one zone (contract "Orders", "Slots and
     windows").
@@ -142,6 +153,13 @@ class Order(models.Model):
     cod_amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     expected_barcode = models.CharField(max_length=200, blank=True, default="")
     notes = models.TextField(blank=True, default="")
+    #: why the order failed (set on entering `failed`, contract "Couriers")
+    failure_reason = models.CharField(
+        max_length=30, choices=FailureReason.choices, blank=True, default=""
+    )
+    #: which delivery attempt this is, from 1; a re-attempt of a failed order adds one
+    #: (contract "Couriers", "Re-attempts")
+    attempt = models.PositiveSmallIntegerField(default=1, editable=False)
 
     # PROTECT: a zone with orders (history included) is never deleted under them; the
     # management API answers 409 `Zone ... is in use` and suggests disabling it instead.

@@ -81,6 +81,7 @@ PARTNER_ORDER = {
     "status": "pending",
     "driver": None,
     "eta": None,
+    "attempt": 1,
     **_AFTERNOON,
     **_TRACKING,
     "currentMappingStatus": "created",
@@ -145,6 +146,7 @@ ERP_ORDER = {
     **_MORNING,
     "assignmentZoneId": ZONE_ID,
     "eta": None,
+    "attempt": 1,
     **_TRACKING,
     "createdAt": CREATED_AT,
 }
@@ -205,12 +207,20 @@ _CREATED_EVENT = {
     "actor": "api-key Partner A production (partner_a)",
     "reason": "",
 }
+#: the management order read, as other apps' examples build on it (couriers: a re-attempt)
+MANAGED_ORDER = _MANAGED_ORDER
+CREATED_EVENT = _CREATED_EVENT
 _TRANSITION = {"status": "assigned", "driverId": DRIVER["id"], "reason": "Morning tour"}
 
 ORDER_LIST = [
     answer_example(200, {"items": [_MANAGED_ORDER], "page": 1, "pageSize": 50, "total": 1})
 ]
-ORDER_READ = [answer_example(200, {**_MANAGED_ORDER, "statusHistory": [_CREATED_EVENT]})]
+ORDER_READ = [
+    answer_example(
+        200,
+        {**_MANAGED_ORDER, "failureReason": None, "attempt": 1, "statusHistory": [_CREATED_EVENT]},
+    )
+]
 ORDER_TRANSITION = [
     request_example(_TRANSITION),
     answer_example(
@@ -221,6 +231,8 @@ ORDER_TRANSITION = [
             "currentMappingStatus": "assigned",
             "driver": DRIVER,
             "updatedAt": CHANGED_AT,
+            "failureReason": None,
+            "attempt": 1,
             "statusHistory": [
                 _CREATED_EVENT,
                 {

@@ -24,7 +24,7 @@ from delivery.fields import (
 )
 from delivery.serializers import page_output, snake_case
 from integrations import external_refs, windows
-from integrations.models import Order, OrderStatus
+from integrations.models import FailureReason, Order, OrderStatus
 from integrations.services import sandbox
 
 MAX_PAGE_SIZE = 100
@@ -133,6 +133,9 @@ class OrderTransitionInput(serializers.Serializer):
         error_messages=field_messages("driverId"),
     )
     reason = NamedTextField("reason", 500, required=False)
+    failureReason = choice_field(
+        "failureReason", FailureReason.values, required=False, allow_blank=True
+    )
 
 
 class OrderStatusEventOutput(serializers.Serializer):
@@ -197,7 +200,14 @@ class ManagedOrderOutput(serializers.Serializer):
 
 
 class ManagedOrderDetailOutput(ManagedOrderOutput):
+    #: why it failed (null unless `failed`; docs/contract.md "Couriers")
+    failureReason = serializers.SerializerMethodField(method_name="get_failure_reason")
+    #: the delivery attempt, from 1 (docs/contract.md "Couriers", "Re-attempts")
+    attempt = serializers.IntegerField()
     statusHistory = OrderStatusEventOutput(source="status_events", many=True)
+
+    def get_failure_reason(self, order) -> str | None:
+        return order.failure_reason or None
 
 
 # A page of the organization's orders (no docstring: it would become the schema's description).

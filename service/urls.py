@@ -12,10 +12,13 @@ from demo import reference_views
 # The hot families first: a request walks every pattern listed before its own, and no path
 # matches patterns of two apps (tests/core/test_url_routing.py), so the order changes only cost.
 api_patterns = [
+    # Before the integrations: their `orders/<externalRef>` would take `.../proof` as a reference.
+    path("", include("couriers.partner_urls")),
     path("", include("integrations.urls")),
     path("", include("slots.urls")),
     path("", include("zones.urls")),
     path("", include("tracking.urls")),
+    path("", include("couriers.urls")),
     path("", include("webhooks.urls")),
     path("", include("tenants.urls")),
     path("", include("dispatch.urls")),
@@ -43,6 +46,7 @@ urlpatterns = [
     *route("metrics", metrics.metrics_view, name="metrics"),
     path("api/", include(api_patterns)),
     path("", include("tracking.page_urls")),
+    path("", include("couriers.page_urls")),
 ]
 
 # A refused Host answers the contract's JSON error body, not Django's HTML page (contract "Errors").

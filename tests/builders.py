@@ -9,12 +9,14 @@ the fixtures named `organization`, `zone` and `driver`.
 """
 
 import itertools
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 
 from django.test import Client
 from geopy.distance import geodesic
 from rest_framework.test import APIClient
 
+from couriers.services import tokens as courier_token_services
+from dispatch.models import Plan, PlanRoute, PlanStatus, PlanStop
 from integrations.models import Order, OrderStatus
 from integrations.services import orders as order_services
 from slots import services as slot_services
@@ -308,6 +310,63 @@ def driver(organization: Organization, name: str = "Samira Haddad", **fields) ->
     return Driver.objects.create(organization=organization, name=name, **fields)
 
 
+def courier_token(driver: Driver) -> str:
+    """A new courier access token of `driver` (contract "Couriers")."""
+    return courier_token_services.driver_token_issue(driver=driver).value
+
+
+def courier_client(driver: Driver) -> APIClient:
+    """A courier API client signed in with a new token of `driver`."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {courier_token(driver)}")
+    return client
+
+
+def committed_route(
+    driver: Driver, orders: list[Order], *, day: date, zone: Zone, start: datetime
+) -> PlanRoute:
+    """`orders` assigned to `driver` (through the status machine) as the stops, in order, of
+    the driver's route of `day` in a committed plan; stop n arrives n x 15 minutes after
+    `start`, each in a window of the 2 hours from `start`. Rows written directly: dispatch's
+    planning services are not what these tests are about."""
+    plan = Plan.objects.create(
+        organization_id=driver.organization_id,
+        date=day,
+        zone_ids=[zone.id],
+        request_key=f"test-{next(_row_numbers)}",
+        status=PlanStatus.COMMITTED,
+        origin=start,
+        committed_at=start,
+    )
+    route = PlanRoute.objects.create(
+        plan=plan,
+        driver=driver,
+        date=day,
+        zone=zone,
+        capacity=20,
+        shift_start=start,
+        shift_end=start + timedelta(hours=10),
+        depot_lat=MITTE[0],
+        depot_lng=MITTE[1],
+        start_at=start,
+    )
+    for sequence, order in enumerate(orders, start=1):
+        order_services.order_transition(order=order, to_status="assigned", driver=driver)
+        PlanStop.objects.create(
+            plan=plan,
+            route=route,
+            order=order,
+            sequence=sequence,
+            eta=start + timedelta(minutes=15 * sequence),
+            window_start=start,
+            window_end=start + timedelta(hours=2),
+            lat=order.dropoff_lat,
+            lng=order.dropoff_lng,
+            service_seconds=240,
+        )
+    return route
+
+
 # ----- orders: request bodies, requests, rows, transitions -----
 
 
@@ -411,6 +470,7 @@ def advance(order: Order, *statuses: str, driver: Driver | None = None) -> Order
             actor="test",
             driver=driver if status == "assigned" else None,
             reason="Recipient not at home" if status in ("failed", "cancelled") else "",
+            failure_reason="recipient_absent" if status == "failed" else "",
         )
     return order
 
@@ -428,7 +488,9 @@ def order_fail(order: Order) -> Order:
     order = order_services.order_transition(
         order=order, to_status=OrderStatus.ASSIGNED, driver=_dora(order)
     )
-    return order_services.order_transition(order=order, to_status=OrderStatus.FAILED)
+    return order_services.order_transition(
+        order=order, to_status=OrderStatus.FAILED, failure_reason="recipient_absent"
+    )
 
 
 def order_deliver(order: Order) -> Order:

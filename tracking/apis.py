@@ -29,16 +29,19 @@ class TrackingApi(PublicApiView):
     )
     def get(self, request, token):
         """Where an order stands, for its recipient: status, delivery window, the driver's first
-        name once assigned, and every status change oldest first. Nothing private (no recipient,
-        phone, address or coordinates). The answer is not cached (`Cache-Control: no-store`); the
-        page `GET /track/<token>` shows the same in HTML.
+        name once assigned, and every status change oldest first; while a driver has it, the ETA
+        rounded to 5 minutes and a window 10 minutes either side, in transit how many stops come
+        before, and once delivered when. Nothing private (no recipient, phone, address,
+        coordinates, driver's position or other stops). The answer is not cached
+        (`Cache-Control: no-store`); the page `GET /track/<token>` shows the same in HTML.
 
         Called by the recipient's browser or app with the tracking token of the order; no
         credentials (`TRACKING_RATE_LIMIT` per client address, default 120 a minute).
 
         Errors: 404 `Order not found` (unknown token); 429 `Too many requests`."""
         order = selectors.tracking_order_get(tracking_token=token)
-        response = Response(TrackingOutput(order).data)
+        progress = selectors.tracking_progress(order=order)
+        response = Response(TrackingOutput(order, context={"progress": progress}).data)
         # The answer changes with every status change and is no one else's business.
         response["Cache-Control"] = "no-store"
         return response

@@ -19,6 +19,10 @@ TRACKING = [
                 {"status": "in_transit", "at": "2026-03-03T07:16:05Z"},
             ],
             "updatedAt": "2026-03-03T07:16:05Z",
+            "eta": "2026-03-03T08:25:00Z",
+            "etaWindow": {"from": "2026-03-03T08:15:00Z", "to": "2026-03-03T08:35:00Z"},
+            "stopsBefore": 2,
+            "deliveredAt": None,
         },
     )
 ]

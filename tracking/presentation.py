@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.utils import dateformat
 
 from integrations.models import Order, OrderStatus
+from tracking.selectors import TrackingProgress
 
 #: per status: the headline, and the sentence under it. `{driver}` is the driver's first name,
 #: `{organization}` the sender, `{at}` when the order entered the status (zone time).
@@ -160,6 +161,27 @@ class TrackingPage:
     is_problem: bool
     updated_at: dt.datetime
     updated_at_text: str
+    #: "10:05-10:25 with an en dash" (zone time) while a driver has it; "" otherwise
+    eta_text: str = ""
+    #: "2 stops before yours" while in transit on a route; "" otherwise
+    stops_before_text: str = ""
+    #: when delivered (zone time); "" otherwise
+    delivered_at_text: str = ""
+
+
+def eta_window_text(start: dt.datetime, end: dt.datetime, tz) -> str:
+    """`10:05-10:25` (an en dash) in zone time (the page's script writes the same)."""
+    begin = dateformat.format(start.astimezone(tz), TIME_FORMAT)
+    return f"{begin}{EN_DASH}{dateformat.format(end.astimezone(tz), TIME_FORMAT)}"
+
+
+def stops_before_text(count: int | None) -> str:
+    """How many stops the driver makes first, in words (the page's script writes the same)."""
+    if count is None:
+        return ""
+    if count == 0:
+        return "Yours is the next stop"
+    return f"{count} stop{'' if count == 1 else 's'} before yours"
 
 
 def status_description(status: str, *, driver: str, organization: str, at_text: str) -> str:
@@ -186,8 +208,9 @@ def steps_for(status: str) -> list[Step]:
     ]
 
 
-def tracking_page_build(*, order: Order) -> TrackingPage:
-    """The page of `order` (from `tracking_order_get`, so its history is already loaded)."""
+def tracking_page_build(*, order: Order, progress: TrackingProgress) -> TrackingPage:
+    """The page of `order` (from `tracking_order_get`, so its history is already loaded) with
+    its `progress` (`tracking_progress`)."""
     tz = zone_time_zone(order)
     events = list(order.status_events.all())
     timeline = [
@@ -221,6 +244,15 @@ def tracking_page_build(*, order: Order) -> TrackingPage:
         is_problem=order.status in PROBLEM_STATUSES,
         updated_at=order.updated_at,
         updated_at_text=format_moment(order.updated_at, tz),
+        eta_text=(
+            eta_window_text(progress.eta_from, progress.eta_to, tz)
+            if progress.eta_from is not None and progress.eta_to is not None
+            else ""
+        ),
+        stops_before_text=stops_before_text(progress.stops_before),
+        delivered_at_text=(
+            format_moment(progress.delivered_at, tz) if progress.delivered_at is not None else ""
+        ),
     )
 
 

@@ -74,7 +74,9 @@ def tracking_page(request, token: str):
         order = selectors.tracking_order_get(tracking_token=token)
     except OrderNotFound:
         return _page_response(request, "tracking/not_found.html", {}, status=404)
-    page = presentation.tracking_page_build(order=order)
+    page = presentation.tracking_page_build(
+        order=order, progress=selectors.tracking_progress(order=order)
+    )
     config = presentation.script_config(
         api_url=reverse("tracking-api", kwargs={"token": order.tracking_token}),
         poll_interval_ms=_poll_interval_ms(),

@@ -101,7 +101,7 @@ def _same_id(organization_id, event_id: str, **state):
 def _delivery_create(event: Event, *, platform: str | None) -> None:
     """The event's delivery to the webhook URL of the organization's active key of `platform`
     (ERP events: the `erp` key), due now and queued on commit; none when that key has no URL
-    or does not take this event (contract "Webhooks")."""
+    or does not take this event (contract "Webhooks", and "Couriers" for opt-in events)."""
     keys = ApiKey.objects.filter(
         organization_id=event.organization_id,
         platform=Platform.ERP if event.family == Family.ERP else platform,
@@ -109,7 +109,10 @@ def _delivery_create(event: Event, *, platform: str | None) -> None:
     ).values_list("pk", "webhook_url", "webhook_events")
     # One active key per platform (tenants' constraint).
     key_id, url, events = next(iter(keys), (None, "", None))
-    if not url or (events is not None and event.name not in events):
+    # An opt-in event (`order.eta_updated`) goes only to keys that name it: NULL (every event
+    # of the interface) does not take it.
+    takes = event.name in events if events is not None else event.name not in catalog.OPT_IN_EVENTS
+    if not url or not takes:
         return
     now = event.created_at
     delivery = Delivery(
@@ -142,8 +145,9 @@ def order_event_emit(
     external_ref: str,
     extra: dict | None = None,
 ) -> None:
-    """Emits `event` (one of ORDER_EVENTS) for an order, in the caller's transaction."""
-    if event not in ORDER_EVENTS:
+    """Emits `event` (one of ORDER_EVENTS, or an opt-in order event such as
+    `order.eta_updated`) for an order, in the caller's transaction."""
+    if event not in ORDER_EVENTS and event not in catalog.OPT_IN_EVENTS:
         raise ValueError(f"unknown partner event {event!r}")
     payload = {"id": str(order_id), "status": status, "externalRef": external_ref}
     if extra:

@@ -5,7 +5,7 @@ from uuid import UUID
 from django.db.models import QuerySet
 
 from delivery.fields import parse_uuid
-from delivery.queries import Page, page_of
+from delivery.pagination import Page, page_of
 from webhooks.errors import DeliveryNotFound
 from webhooks.models import Delivery
 

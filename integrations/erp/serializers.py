@@ -189,6 +189,8 @@ class ErpOrderOutput(ErpOrderSlotOutput):
     assignmentZoneId = serializers.UUIDField(allow_null=True)
     #: contract "Dispatch": the expected arrival, null until assigned
     eta = serializers.CharField(allow_null=True)
+    #: contract "Couriers": the delivery attempt, from 1 (a re-attempt adds one)
+    attempt = serializers.IntegerField()
     trackingToken = serializers.CharField()
     trackingUrl = TrackingUrlField()
     createdAt = serializers.DateTimeField()
@@ -205,6 +207,7 @@ class ErpOrderOutput(ErpOrderSlotOutput):
             "deliveryWindowEnd": slot["deliveryWindowEnd"],
             "assignmentZoneId": str(instance.zone_id) if instance.zone_id else None,
             "eta": _zone_time(instance, instance.eta),
+            "attempt": instance.attempt,
             "trackingToken": instance.tracking_token,
             "trackingUrl": self.fields["trackingUrl"].to_representation(instance.tracking_token),
             "createdAt": _TIMESTAMP.to_representation(instance.created_at),

@@ -128,8 +128,9 @@ def erp_order_slot_assign(
 ) -> Order:
     """`PUT .../delivery-slot`: moves the order to another slot (or gives it one), with the
     checks of creation (contract "Orders"), freeing the old slot and taking the new one in one
-    transaction. An order in a terminal status: 409. New dropoff coordinates, when given, are
-    checked against the new slot's zone and stored."""
+    transaction. An order in a terminal status: 409 (a `failed` one is re-attempted instead, by
+    the couriers app that serves this path). New dropoff coordinates, when given, are checked
+    against the new slot's zone and stored."""
     with transaction.atomic():
         # The order row first: every path that changes an order's slot locks it first.
         locked = Order.objects.select_for_update(of=("self",)).get(pk=order.pk)
@@ -137,36 +138,58 @@ def erp_order_slot_assign(
             raise TransitionNotAllowed(
                 external_ref=locked.external_ref, verb="rescheduled", status=locked.status
             )
-        template = slot_selectors.slot_template_get(
-            organization_id=locked.organization_id, template_id=slot_template_id
-        )
-        lat = dropoff_lat if dropoff_lat is not None else locked.dropoff_lat
-        lng = dropoff_lng if dropoff_lng is not None else locked.dropoff_lng
-        if lat is None or lng is None:
-            raise DropoffRequired()
-        slot = slot_services.slot_booking_check(
-            template=template, day=slot_date, dropoff_lat=lat, dropoff_lng=lng
-        )
-        slot_services.slot_booking_move(order=locked, template=template, day=slot_date)
-        locked.dropoff_lat, locked.dropoff_lng = lat, lng
-        locked.zone = template.zone
-        locked.delivery_window_start = slot.window_start
-        locked.delivery_window_end = slot.window_end
-        if locked.status == OrderStatus.PENDING:
-            locked.held_until = _held_until(slot=slot, template=template)
-        locked.updated_at = timezone.now()
-        locked.save(
-            update_fields=[
-                "dropoff_lat",
-                "dropoff_lng",
-                "zone",
-                "delivery_window_start",
-                "delivery_window_end",
-                "held_until",
-                "updated_at",
-            ]
+        order_slot_rebook(
+            locked=locked,
+            slot_template_id=slot_template_id,
+            slot_date=slot_date,
+            dropoff_lat=dropoff_lat,
+            dropoff_lng=dropoff_lng,
         )
     return locked
+
+
+def order_slot_rebook(
+    *,
+    locked: Order,
+    slot_template_id: str,
+    slot_date: date,
+    dropoff_lat: float | None = None,
+    dropoff_lng: float | None = None,
+) -> None:
+    """Books `locked` (an order whose row the caller has locked) on the slot, with the checks of
+    creation and their order, freeing its old slot if it still holds one, and saves the slot's
+    zone, window, dropoff and hold on the order, in the caller's transaction. Used by the PUT
+    above and by a re-attempt (contract "Couriers")."""
+    template = slot_selectors.slot_template_get(
+        organization_id=locked.organization_id, template_id=slot_template_id
+    )
+    lat = dropoff_lat if dropoff_lat is not None else locked.dropoff_lat
+    lng = dropoff_lng if dropoff_lng is not None else locked.dropoff_lng
+    if lat is None or lng is None:
+        raise DropoffRequired()
+    slot = slot_services.slot_booking_check(
+        template=template, day=slot_date, dropoff_lat=lat, dropoff_lng=lng
+    )
+    slot_services.slot_booking_move(order=locked, template=template, day=slot_date)
+    locked.dropoff_lat, locked.dropoff_lng = lat, lng
+    locked.zone = template.zone
+    locked.delivery_window_start = slot.window_start
+    locked.delivery_window_end = slot.window_end
+    if locked.status in (OrderStatus.PENDING, OrderStatus.FAILED):
+        # A failed order is about to be pending again (a re-attempt): held like a new one.
+        locked.held_until = _held_until(slot=slot, template=template)
+    locked.updated_at = timezone.now()
+    locked.save(
+        update_fields=[
+            "dropoff_lat",
+            "dropoff_lng",
+            "zone",
+            "delivery_window_start",
+            "delivery_window_end",
+            "held_until",
+            "updated_at",
+        ]
+    )
 
 
 def erp_order_cancel(*, order: Order, actor: str = "", reason: str = "") -> Order:

@@ -14,9 +14,8 @@ urlpatterns = [
     *route("orders", apis.ErpOrdersApi.as_view()),
     *route("slot-holds", apis.ErpSlotHoldsApi.as_view()),
     *route("slot-holds/<str:hold_id>", apis.ErpSlotHoldDetailApi.as_view()),
-    *_external_ref_route(
-        "orders/<path:external_ref>/delivery-slot", apis.ErpOrderSlotApi.as_view()
-    ),
+    # .../delivery-slot is served by couriers (couriers/partner_urls.py): a failed order is
+    # re-attempted there.
     *_external_ref_route("orders/<path:external_ref>/cancel", apis.ErpOrderCancelApi.as_view()),
     *_external_ref_route("orders/<path:external_ref>", apis.ErpOrderDetailApi.as_view()),
 ]

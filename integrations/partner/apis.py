@@ -7,7 +7,6 @@ from rest_framework.response import Response
 from delivery.schema import errors, query_date
 from delivery.serializers import optional_body, valid_serializer
 from integrations import openapi_examples as examples
-from integrations.errors import IdempotencyKeyInvalid
 from integrations.partner import selectors, services
 from integrations.partner.serializers import (
     CancelInput,
@@ -22,20 +21,10 @@ from integrations.services import idempotency
 from tenants.api_bases import IntegrationApiView
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-MAX_IDEMPOTENCY_KEY_LENGTH = 255
 
 
 def _idempotency_key(request) -> str | None:
-    key = request.headers.get(IDEMPOTENCY_HEADER)
-    if key is None:
-        return None
-    if (
-        not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY_LENGTH
-        or not key.isascii()
-        or not key.isprintable()
-    ):
-        raise IdempotencyKeyInvalid()
-    return key
+    return idempotency.idempotency_key_read(request.headers.get(IDEMPOTENCY_HEADER))
 
 
 class PartnerOrdersApi(IntegrationApiView):
@@ -106,7 +95,7 @@ class PartnerOrdersApi(IntegrationApiView):
                 status, body = create()
             return Response(body, status=status)
         result = idempotency.idempotent_run(
-            api_key_id=principal.key_id,
+            owner_id=principal.key_id,
             key=key,
             fingerprint=idempotency.request_fingerprint(
                 method=request.method, path=request.path, body=request.data

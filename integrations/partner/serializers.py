@@ -207,6 +207,8 @@ class PartnerOrderOutput(OutputSerializer):
     driver = OrderDriverOutput(allow_null=True)
     #: contract "Dispatch": the expected arrival, null until assigned
     eta = ZoneTimeField()
+    #: contract "Couriers": the delivery attempt, from 1 (a re-attempt adds one)
+    attempt = serializers.IntegerField()
     deliveryWindowStart = ZoneTimeField()
     deliveryWindowEnd = ZoneTimeField()
     trackingToken = serializers.CharField(source="tracking_token")

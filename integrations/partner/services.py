@@ -172,9 +172,15 @@ def _window_chosen(*, draft: PartnerOrderDraft, zone: Zone) -> _WindowChoice | N
     """The standard window containing `deliveryWindowStart` (a naive time is read in the zone's
     timezone; no end: the window's), or None without a start. 400 when no window contains it or
     the zone takes no deliveries that day."""
-    start, end = draft.delivery_window_start, draft.delivery_window_end
-    if start is None:
+    if draft.delivery_window_start is None:
         return None
+    return _window_at(start=draft.delivery_window_start, end=draft.delivery_window_end, zone=zone)
+
+
+def _window_at(*, start: datetime, end: datetime | None, zone: Zone) -> _WindowChoice:
+    """The standard window containing `start` (naive: zone time) in `zone`; 400 when none does
+    or the day is a blackout."""
+    given = start
     tz = windows.zone_tz(zone.timezone)
     if start.tzinfo is None:
         start = start.replace(tzinfo=tz)
@@ -182,7 +188,7 @@ def _window_chosen(*, draft: PartnerOrderDraft, zone: Zone) -> _WindowChoice | N
         end = end.replace(tzinfo=tz)
     window = windows.window_containing(start, tz)
     if window is None:
-        raise NoDeliveryWindow(draft.delivery_window_start.isoformat())
+        raise NoDeliveryWindow(given.isoformat())
     zone_selectors.zone_blackout_check(zone=zone, day=window.start.astimezone(tz).date())
     return _WindowChoice(
         window=window,
@@ -274,6 +280,33 @@ def partner_order_create(
             external_ref=order.external_ref,
         )
     return order
+
+
+def order_window_rebook(*, locked: Order, start: datetime) -> None:
+    """Books `locked` (an order whose row the caller has locked, holding no window place: a
+    failed order gave its back) on the standard window containing `start` in its zone, with the
+    checks of creation (400 no window there, blackout, `Delivery window is full`), and saves the
+    window's bounds, place and hold on the order, in the caller's transaction (a re-attempt,
+    contract "Couriers")."""
+    zone = locked.zone
+    if zone is None:
+        raise NoZoneCoversDropoff()
+    choice = _window_at(start=start, end=None, zone=zone)
+    locked.window_load = window_services.window_book(
+        zone=zone, start=choice.window.start, end=choice.window.end
+    )
+    locked.delivery_window_start, locked.delivery_window_end = choice.start, choice.end
+    locked.held_until = choice.held_until
+    locked.updated_at = timezone.now()
+    locked.save(
+        update_fields=[
+            "window_load",
+            "delivery_window_start",
+            "delivery_window_end",
+            "held_until",
+            "updated_at",
+        ]
+    )
 
 
 def partner_order_release(*, order: Order, actor: str = "") -> Order:

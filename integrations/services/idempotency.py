@@ -1,11 +1,12 @@
 """Idempotency-Key handling (contract "Orders"; Stripe and the IETF Idempotency-Key draft).
 
-A key is scoped to the API key and kept 24 hours. The first request claims it by inserting a
-row (unique per API key and key) before doing any work, so of any number of concurrent
-requests with one key exactly one does the work. That request stores its response in the same
-transaction as the work, so "order created" and "response stored" commit together. Others
-answer 409 while it runs, replay the stored response once it is done, or 422 when their body
-differs. A request that ends in an error releases its claim: nothing was created, and the
+A key is scoped to its owner (the API key; for the courier API the driver, whose table
+`couriers` passes in as its `KeyScope`) and kept 24 hours. The first request claims it by
+inserting a row (unique per owner and key) before doing any work, so of any number of
+concurrent requests with one key exactly one does the work. That request stores its response in
+the same transaction as the work, so "order created" and "response stored" commit together.
+Others answer 409 while it runs, replay the stored response once it is done, or 422 when their
+body differs. A request that ends in an error releases its claim: nothing was created, and the
 client may retry with the same key (Stripe keeps no result when a request failed validation).
 """
 
@@ -18,11 +19,15 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from integrations import statements
-from integrations.errors import IdempotencyKeyInProgress, IdempotencyKeyReused
+from integrations.errors import (
+    IdempotencyKeyInProgress,
+    IdempotencyKeyInvalid,
+    IdempotencyKeyReused,
+)
 from integrations.models import IdempotencyKey, IdempotencyStatus
 
 KEY_LIFETIME = timedelta(hours=24)
@@ -30,6 +35,33 @@ KEY_LIFETIME = timedelta(hours=24)
 #: rolled back, so it created nothing); a new request with the same key may take it over
 CLAIM_LEASE = timedelta(seconds=60)
 _CLAIM_ATTEMPTS = 3
+MAX_KEY_LENGTH = 255
+
+
+def idempotency_key_read(value: str | None) -> str | None:
+    """The `Idempotency-Key` header's value (None when absent); 400 unless it is 1 to 255
+    printable ASCII characters."""
+    if value is None:
+        return None
+    if not 1 <= len(value) <= MAX_KEY_LENGTH or not value.isascii() or not value.isprintable():
+        raise IdempotencyKeyInvalid()
+    return value
+
+
+@dataclass(frozen=True)
+class KeyScope:
+    """Whose keys a table holds: `model` has IdempotencyKey's columns, with `owner` (a foreign
+    key) in place of `api_key`, unique with `key`."""
+
+    model: type[models.Model]
+    owner: str
+
+    @property
+    def owner_column(self) -> str:
+        return f"{self.owner}_id"
+
+
+API_KEYS = KeyScope(IdempotencyKey, "api_key")
 
 
 @dataclass(frozen=True)
@@ -58,22 +90,22 @@ def request_fingerprint(*, method: str, path: str, body: Any) -> str:
     return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()
 
 
-def _insert_claim(*, api_key_id, key: str, fingerprint: str, now) -> Claim | None:
+def _insert_claim(*, scope: KeyScope, owner_id, key: str, fingerprint: str, now) -> Claim | None:
     """One statement, no transaction of its own, no error when the key is taken: the unique
     constraint decides who claims it (an ORM `create` would need BEGIN, a savepoint and an
     IntegrityError round trip for the same answer)."""
     token = uuid.uuid4()
     with connection.cursor() as cursor:
         cursor.execute(
-            statements.IDEMPOTENCY_CLAIM,
-            [api_key_id, key, fingerprint, IdempotencyStatus.IN_PROGRESS, token, now, now],
+            statements.idempotency_claim(scope.model._meta.db_table, scope.owner_column),
+            [owner_id, key, fingerprint, IdempotencyStatus.IN_PROGRESS, token, now, now],
         )
         row = cursor.fetchone()
     return Claim(id=row[0], token=token) if row else None
 
 
 def idempotency_claim(
-    *, api_key_id: UUID | str, key: str, fingerprint: str
+    *, owner_id: UUID | str, key: str, fingerprint: str, scope: KeyScope = API_KEYS
 ) -> Claim | StoredResponse:
     """Claims `key` for this request, or answers what the earlier request with it decided.
 
@@ -82,15 +114,18 @@ def idempotency_claim(
     """
     for _ in range(_CLAIM_ATTEMPTS):
         now = timezone.now()
-        claim = _insert_claim(api_key_id=api_key_id, key=key, fingerprint=fingerprint, now=now)
+        claim = _insert_claim(
+            scope=scope, owner_id=owner_id, key=key, fingerprint=fingerprint, now=now
+        )
         if claim is not None:
             return claim
-        existing = IdempotencyKey.objects.filter(api_key_id=api_key_id, key=key).first()
+        rows = scope.model.objects
+        existing = rows.filter(**{scope.owner_column: owner_id, "key": key}).first()
         if existing is None:
             continue  # released or expired meanwhile: claim it again
         if existing.created_at <= now - KEY_LIFETIME:
             # Expired but not yet swept: it no longer exists as far as clients can tell.
-            IdempotencyKey.objects.filter(pk=existing.pk, claim_token=existing.claim_token).delete()
+            rows.filter(pk=existing.pk, claim_token=existing.claim_token).delete()
             continue
         if existing.request_hash != fingerprint:
             raise IdempotencyKeyReused()
@@ -99,7 +134,7 @@ def idempotency_claim(
         if existing.locked_at <= now - CLAIM_LEASE:
             token = uuid.uuid4()
             # Conditional UPDATE: of several requests taking over, one wins.
-            taken = IdempotencyKey.objects.filter(
+            taken = rows.filter(
                 pk=existing.pk,
                 status=IdempotencyStatus.IN_PROGRESS,
                 claim_token=existing.claim_token,
@@ -111,10 +146,12 @@ def idempotency_claim(
     raise IdempotencyKeyInProgress()
 
 
-def idempotency_complete(*, claim: Claim, status: int, body: Any) -> None:
+def idempotency_complete(
+    *, claim: Claim, status: int, body: Any, scope: KeyScope = API_KEYS
+) -> None:
     """Stores the response, in the transaction of the work it describes. A claim taken over
     meanwhile (this request outlived its lease) raises 409, which rolls the work back."""
-    stored = IdempotencyKey.objects.filter(
+    stored = scope.model.objects.filter(
         pk=claim.id, claim_token=claim.token, status=IdempotencyStatus.IN_PROGRESS
     ).update(
         status=IdempotencyStatus.COMPLETED,
@@ -126,36 +163,42 @@ def idempotency_complete(*, claim: Claim, status: int, body: Any) -> None:
         raise IdempotencyKeyInProgress()
 
 
-def idempotency_release(*, claim: Claim) -> None:
+def idempotency_release(*, claim: Claim, scope: KeyScope = API_KEYS) -> None:
     """Gives the key up after a failed request (nothing was created)."""
-    IdempotencyKey.objects.filter(
+    scope.model.objects.filter(
         pk=claim.id, claim_token=claim.token, status=IdempotencyStatus.IN_PROGRESS
     ).delete()
 
 
 def idempotent_run(
-    *, api_key_id: UUID | str, key: str, fingerprint: str, operation: Callable[[], tuple[int, Any]]
+    *,
+    owner_id: UUID | str,
+    key: str,
+    fingerprint: str,
+    operation: Callable[[], tuple[int, Any]],
+    scope: KeyScope = API_KEYS,
 ) -> IdempotentResult:
-    """Runs `operation` (returning status and JSON body) at most once per key (contract "Orders").
+    """Runs `operation` (returning status and JSON body) at most once per key of `owner_id` in
+    `scope` (contract "Orders").
 
     The operation and the stored response commit in one transaction; any exception releases
     the claim and propagates.
     """
-    claimed = idempotency_claim(api_key_id=api_key_id, key=key, fingerprint=fingerprint)
+    claimed = idempotency_claim(owner_id=owner_id, key=key, fingerprint=fingerprint, scope=scope)
     if isinstance(claimed, StoredResponse):
         return IdempotentResult(status=claimed.status, body=claimed.body, replayed=True)
     try:
         with transaction.atomic():
             status, body = operation()
-            idempotency_complete(claim=claimed, status=status, body=body)
+            idempotency_complete(claim=claimed, status=status, body=body, scope=scope)
     except BaseException:
-        idempotency_release(claim=claimed)
+        idempotency_release(claim=claimed, scope=scope)
         raise
     return IdempotentResult(status=status, body=body, replayed=False)
 
 
-def idempotency_keys_expire(*, now: datetime | None = None) -> int:
+def idempotency_keys_expire(*, now: datetime | None = None, scope: KeyScope = API_KEYS) -> int:
     """The periodic task: deletes keys older than 24 hours. Returns how many."""
     cutoff = (now or timezone.now()) - KEY_LIFETIME
-    deleted, _ = IdempotencyKey.objects.filter(created_at__lte=cutoff).delete()
+    deleted, _ = scope.model.objects.filter(created_at__lte=cutoff).delete()
     return deleted

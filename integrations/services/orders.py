@@ -17,10 +17,12 @@ from integrations.errors import (
     DriverInactive,
     DriverRequired,
     DuplicateExternalRef,
+    FailureReasonRequired,
     TransitionNotAllowed,
 )
 from integrations.models import (
     INACTIVE_STATUSES,
+    FailureReason,
     Order,
     OrderFamily,
     OrderStatus,
@@ -76,6 +78,10 @@ PARTNER_EVENTS: dict[str, str] = {
     OrderStatus.FAILED: "order.failed",
     OrderStatus.CANCELLED: "order.cancelled",
 }
+
+#: contract "Couriers": the proof summary of an `order.delivered` that had none recorded (a
+#: delivery marked by an admin); a courier's delivery passes its own (`event_extra`)
+NO_PROOF = {"recipientName": None, "signature": False, "photos": 0, "location": None}
 
 _EXTERNAL_REF_CONSTRAINT = "order_unique_external_ref"
 
@@ -136,6 +142,8 @@ def order_transition(
     actor: str = "",
     driver: Driver | None = None,
     reason: str = "",
+    failure_reason: str = "",
+    event_extra: dict | None = None,
     eta: datetime | None = None,
 ) -> Order:
     """Moves `order` to `to_status` by the machine of contract "Orders", and returns it updated.
@@ -145,12 +153,17 @@ def order_transition(
       becomes the order's driver, with `eta` (contract "Dispatch"); going back to `dispatching`
       or `pending` unassigns it and clears the ETA;
     - entering `dispatching` ends a hold and sets `released_at` the first time;
+    - entering `failed` needs a `failure_reason` (contract "Couriers": 400 otherwise), kept on
+      the order and sent as `failureReason` in `order.failed`;
     - entering `cancelled` or `failed` frees the order's window place and slot booking;
-    - a partner-family order emits `order.<status>` (contract "Orders") in the same transaction.
+    - a partner-family order emits `order.<status>` (contract "Orders") in the same transaction,
+      with `event_extra` in its payload (`order.delivered` always carries a `proof` summary).
     The order row is locked while it changes, so concurrent transitions see each other.
     """
     if to_status not in OrderStatus.values:
         raise ValueError(f"unknown order status {to_status!r}")
+    if failure_reason and failure_reason not in FailureReason.values:
+        raise ValueError(f"unknown failure reason {failure_reason!r}")
     with transaction.atomic():
         locked = Order.objects.select_for_update().get(pk=order.pk)
         from_status = locked.status
@@ -161,27 +174,21 @@ def order_transition(
                 status=from_status,
             )
         now = timezone.now()
-        if to_status == OrderStatus.ASSIGNED:
-            if driver is None:
-                raise DriverRequired()
-            if driver.organization_id != locked.organization_id:
-                raise DriverNotFound()
-            if not driver.is_active:
-                raise DriverInactive()
-            locked.driver = driver
-            locked.eta = eta
-        elif to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
-            locked.driver = None
-            locked.eta = None
-        if to_status == OrderStatus.DISPATCHING:
-            # Released: no longer held for its delivery day (contract "Orders").
-            locked.held_until = None
-            if locked.released_at is None:
-                locked.released_at = now
+        _entering_fields_set(
+            locked, to_status, driver=driver, failure_reason=failure_reason, eta=eta, now=now
+        )
         locked.status = to_status
         locked.updated_at = now
         locked.save(
-            update_fields=["status", "driver", "eta", "released_at", "held_until", "updated_at"]
+            update_fields=[
+                "status",
+                "driver",
+                "eta",
+                "released_at",
+                "held_until",
+                "failure_reason",
+                "updated_at",
+            ]
         )
         OrderStatusEvent.objects.create(
             order=locked,
@@ -189,12 +196,87 @@ def order_transition(
             to_status=to_status,
             at=now,
             actor=actor[:200],
-            reason=reason[:500],
+            reason=(reason or failure_reason)[:500],
         )
         if to_status in INACTIVE_STATUSES:
             _capacity_free(locked)
         if locked.family == OrderFamily.PARTNER and to_status in PARTNER_EVENTS:
-            _partner_event_emit(locked, PARTNER_EVENTS[to_status], reason=reason)
+            _partner_event_emit(
+                locked, PARTNER_EVENTS[to_status], reason=reason, event_extra=event_extra
+            )
+    return locked
+
+
+def _entering_fields_set(
+    order: Order,
+    to_status: str,
+    *,
+    driver: Driver | None,
+    failure_reason: str,
+    eta: datetime | None,
+    now: datetime,
+) -> None:
+    """Checks what entering `to_status` needs and sets the fields it changes (not the status)."""
+    if to_status == OrderStatus.ASSIGNED:
+        if driver is None:
+            raise DriverRequired()
+        if driver.organization_id != order.organization_id:
+            raise DriverNotFound()
+        if not driver.is_active:
+            raise DriverInactive()
+        order.driver = driver
+        order.eta = eta
+    elif to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
+        order.driver = None
+        order.eta = None
+    if to_status == OrderStatus.DISPATCHING:
+        # Released: no longer held for its delivery day (contract "Orders").
+        order.held_until = None
+        if order.released_at is None:
+            order.released_at = now
+    if to_status == OrderStatus.FAILED:
+        if not failure_reason:
+            raise FailureReasonRequired()
+        order.failure_reason = failure_reason
+
+
+def order_reopen(*, locked: Order, actor: str = "") -> Order:
+    """A re-attempt's move of a `failed` order back to `pending` (contract "Couriers",
+    "Re-attempts"; no transition of the machine leads there): `attempt` + 1, failure reason,
+    driver and ETA cleared, a history row `failed` -> `pending`. The caller holds the row's
+    lock, checked the attempts left and booked the new slot or window in this transaction.
+    Emits nothing, as the machine emits nothing on entering `pending`."""
+    if locked.status != OrderStatus.FAILED:
+        raise TransitionNotAllowed(
+            external_ref=locked.external_ref, verb="re-attempted", status=locked.status
+        )
+    now = timezone.now()
+    locked.status = OrderStatus.PENDING
+    locked.attempt += 1
+    locked.failure_reason = ""
+    locked.driver = None
+    locked.eta = None
+    locked.released_at = None
+    locked.updated_at = now
+    locked.save(
+        update_fields=[
+            "status",
+            "attempt",
+            "failure_reason",
+            "driver",
+            "eta",
+            "released_at",
+            "updated_at",
+        ]
+    )
+    OrderStatusEvent.objects.create(
+        order=locked,
+        from_status=OrderStatus.FAILED,
+        to_status=OrderStatus.PENDING,
+        at=now,
+        actor=actor[:200],
+        reason=f"Re-attempt {locked.attempt}",
+    )
     return locked
 
 
@@ -221,7 +303,9 @@ def _capacity_free(order: Order) -> None:
     slot_services.slot_booking_release(order=order)
 
 
-def _partner_event_emit(order: Order, event: str, *, reason: str = "") -> None:
+def _partner_event_emit(
+    order: Order, event: str, *, reason: str = "", event_extra: dict | None = None
+) -> None:
     extra: dict = {}
     if event == "order.assigned" and order.driver is not None:
         extra["driver"] = {
@@ -232,6 +316,11 @@ def _partner_event_emit(order: Order, event: str, *, reason: str = "") -> None:
         extra["eta"] = order_eta_shown(order)
     if reason:
         extra["reason"] = reason
+    if event == "order.failed":
+        extra["failureReason"] = order.failure_reason
+    if event == "order.delivered":
+        extra["proof"] = NO_PROOF
+    extra.update(event_extra or {})
     webhook_events.order_event_emit(
         order_id=order.id,
         organization_id=order.organization_id,

@@ -30,7 +30,7 @@ from delivery.celery import app as celery_app
 from delivery.errors import ApplicationError, ServiceUnavailable
 from integrations import selectors
 from integrations.errors import OrderNotFromTestKey, SimulationInProgress, TransitionNotAllowed
-from integrations.models import Order, OrderStatus
+from integrations.models import FailureReason, Order, OrderStatus
 from integrations.services import orders as order_services
 from tenants import services as tenant_services
 from tenants.models import ApiKey, Driver
@@ -213,6 +213,7 @@ def _step_take(*, order: Order, to_status: str, driver_id, actor: str) -> bool:
             actor=actor,
             driver=driver,
             reason=FAILURE_REASON if to_status == OrderStatus.FAILED else "",
+            failure_reason=FailureReason.OTHER if to_status == OrderStatus.FAILED else "",
         )
     except ApplicationError as exc:
         # A racing duplicate already took this step, or the driver went away: stop here.

@@ -19,6 +19,7 @@ APP_PACKAGES = (
     "slots",
     "integrations",
     "dispatch",
+    "couriers",
     "tracking",
     "provisioning",
     "demo",

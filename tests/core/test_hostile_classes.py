@@ -193,6 +193,8 @@ def _auth_headers(world, auth: str) -> dict[str, str]:
         return {"X-Provisioning-Secret": settings.PROVISIONING_SECRET}
     if auth == "manager":
         return {"Authorization": f"Bearer {world.token}"}
+    if auth == "courier":
+        return {"Authorization": f"Bearer {world.courier_token}"}
     if auth.startswith("key:"):
         return {"X-API-Key": world.keys[auth[4:]]}
     return {}

@@ -66,6 +66,8 @@ def credentials_of(world: World, path: str) -> dict[str, str]:
         return {"X-Provisioning-Secret": settings.PROVISIONING_SECRET}
     if path.startswith(("/api/manage/", "/api/auth/")):
         return {"Authorization": f"Bearer {world.token}"}
+    if path.startswith("/api/courier/"):
+        return {"Authorization": f"Bearer {world.courier_token}"}
     for family in ("partner-a", "partner-b", "partner-c", "erp"):
         if path.startswith(f"/api/integrations/{family}/"):
             return {"X-API-Key": world.keys[family.replace("-", "_")]}

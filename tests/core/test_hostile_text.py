@@ -19,6 +19,7 @@ import pytest
 from django.conf import settings
 from django.core import mail
 from django.test import Client
+from django.utils import timezone
 
 from integrations.models import Order
 from tenants.models import ApiKey
@@ -48,7 +49,7 @@ PAYLOADS = [
 class BodyOperation:
     """How to make a valid request of one operation: credentials, path ids, a body."""
 
-    auth: str  # provisioning | manager | key:<platform> | none
+    auth: str  # provisioning | manager | key:<platform> | courier | none
     body: Callable[[World, int], dict]
     #: path parameter values that must be made for each request: callables get (world, n) and
     #: create what the request needs; any other parameter names the world's own object
@@ -153,6 +154,37 @@ def cancel_body(world: World, n: int) -> dict:
     return {"reason": "changed mind"}
 
 
+def order_of_the_worlds_driver(world: World, n: int) -> str:
+    """A new partner order assigned to the world's driver (the courier API reaches it)."""
+    order_id = fresh_order_id(world, n)
+    response = world.manager().post(
+        f"{world.manage}/orders/{order_id}/transition",
+        {"status": "assigned", "driverId": world.ids["driver_id"]},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    return order_id
+
+
+def failed_erp_order_id(world: World, n: int) -> str:
+    """A new ERP order of the world, assigned to its driver and failed (a re-attempt's)."""
+    ref = fresh_erp_order(world, n)
+    order_id = str(Order.objects.get(organization=world.organization, external_ref=ref).id)
+    for move in (
+        {"status": "assigned", "driverId": world.ids["driver_id"]},
+        {"status": "failed", "failureReason": "recipient_absent"},
+    ):
+        response = world.manager().post(
+            f"{world.manage}/orders/{order_id}/transition", move, format="json"
+        )
+        assert response.status_code == 200, response.content
+    return order_id
+
+
+def location_body(world: World, n: int) -> dict:
+    return {"points": [{"lat": 52.52, "lng": 13.40, "at": timezone.now().isoformat()}]}
+
+
 def driver_body(world: World, n: int) -> dict:
     return {"name": "Dora Driver", "phone": "+491700000002", "vehicleType": "van"}
 
@@ -162,6 +194,12 @@ def password_body(world: World, n: int) -> dict:
 
 
 BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
+    ("post", "/api/courier/orders/{order_id}/events"): BodyOperation(
+        auth="courier",
+        body=lambda w, n: {"type": "failed", "failureReason": "other"},
+        path={"order_id": order_of_the_worlds_driver},
+    ),
+    ("post", "/api/courier/locations"): BodyOperation(auth="courier", body=location_body),
     ("post", "/api/auth/token"): BodyOperation(
         auth="none",
         body=lambda w, n: {"email": w.admin.email, "password": "wrong-password-1"},
@@ -211,6 +249,15 @@ BODY_OPERATIONS: dict[tuple[str, str], BodyOperation] = {
         )
         for family in ("partner-a", "partner-b", "partner-c")
     },
+    ("post", "/api/manage/organizations/{org_id}/orders/{order_id}/reattempt"): BodyOperation(
+        auth="manager",
+        body=lambda w, n: {
+            "deliverySlotTemplateId": w.ids["template_id"],
+            "deliverySlotDate": monday(w, n + 80),
+        },
+        path={"order_id": failed_erp_order_id},
+        also={"deliverySlotTemplateId": {404}},
+    ),
     ("post", "/api/manage/organizations/{org_id}/api-keys"): BodyOperation(
         auth="manager", body=key_body, before=free_standard_slot
     ),
@@ -419,6 +466,8 @@ def client_for(world: World, auth: str) -> Client:
         return Client(headers={"Authorization": f"Bearer {world.token}"})
     if auth.startswith("key:"):
         return Client(headers={"X-API-Key": world.keys[auth[4:]]})
+    if auth == "courier":
+        return Client(headers={"Authorization": f"Bearer {world.courier_token}"})
     return Client()
 
 

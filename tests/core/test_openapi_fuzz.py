@@ -58,6 +58,7 @@ RULES_OPENAPI_CANNOT_STATE = {
     r"[Ss]lug \S+ is already taken": "the state of the service",
     r"Invite has already been accepted": "the state of the service",
     r"driverId must name an active driver": "the state of the service",
+    r"No orders to plan on \S+": "the state of the service",
     r"zoneId: slot templates can only be assigned to zones of purpose slot or both": (
         "the state of the service"
     ),
@@ -65,8 +66,14 @@ RULES_OPENAPI_CANNOT_STATE = {
         "the state of the service"
     ),
     r"Could not geocode \w+": "the outside geocoder's answer",
-    r"No orders to plan on \S+": "the state of the service",
     r"Zone .* has no depot": "the state of the service",
+    r"deliverySlotTemplateId and deliverySlotDate, or deliveryWindowStart, are required": (
+        "one of two bookings"
+    ),
+    r"deliverySlotTemplateId and deliverySlotDate must be given together": "fields given together",
+    r"Give either a slot \(deliverySlotTemplateId, deliverySlotDate\) or a window "
+    r"\(deliveryWindowStart\), not both": "one of two bookings",
+    r"An? (ERP|partner) order is re-attempted on a (slot|window).*": "the order's family",
     r"Provide either cutoffMinutes or cutoffDayBeforeAt, not both": "one of two fields",
     r"durationMinutes must equal the minutes from startTime to endTime when both are given": (
         "fields that depend on each other"
@@ -79,6 +86,19 @@ RULES_OPENAPI_CANNOT_STATE = {
     "places: the document states multipleOf, which validators check with a tolerance",
     r"(lat|lng) must be a number between -\d+ and \d+": "a query number is written in decimals "
     "(no exponent), which a number's schema cannot say",
+    r"failureReason is required for status failed": "a field required by another's value",
+    r"(Signature|Photo|Cash collected) is required": "the dispatch policy and the order",
+    r"Barcode does not match": "the order's expected barcode",
+    r"photoIds has an unknown photo: \S+": "the state of the service",
+    r"proof\.signature must be a PNG data URL of at most 200 KB": "a file's content",
+    r"photo must be a JPEG or PNG image": "a file's content",
+    r"photo is required \(a multipart file field\)": "a file's content",
+    r"(points\[\d+\]\.)?at must not be more than (24 hours ago|2 minutes ahead)": (
+        "the service's clock"
+    ),
+    r"(points\[\d+\]\.)?at: at must carry a UTC offset \(Z or \+01:00\)": (
+        "a date-time's offset, which the format leaves optional"
+    ),
 }
 _UNSTATEABLE = re.compile("|".join(f"(?:{rule})" for rule in RULES_OPENAPI_CANNOT_STATE))
 
@@ -156,6 +176,8 @@ def credentials_for(path: str, world, provisioning_secret: str) -> dict[str, str
         return {"Authorization": f"Bearer {world.token}"}
     if path.startswith(("/api/integrations/", "/api/public/", "/api/promises/")):
         return {"X-API-Key": world.keys[api_key_platform(path)]}
+    if path.startswith("/api/courier/"):
+        return {"Authorization": f"Bearer {world.courier_token}"}
     return {}
 
 

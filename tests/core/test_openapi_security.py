@@ -1,6 +1,7 @@
 """The OpenAPI document declares the credentials each operation really takes
-(docs/contract.md "Authentication and scope"): the provisioning secret, an API key, a bearer
-token, or none at all for the public invite, tracking and login operations."""
+(docs/contract.md "Authentication and scope", "Couriers"): the provisioning secret, an API key,
+a bearer token, a driver's access token, or none at all for the public invite, tracking and login
+operations."""
 
 import re
 import uuid
@@ -19,6 +20,11 @@ SCHEMES = {
     "ProvisioningSecret": {"type": "apiKey", "in": "header", "name": "X-Provisioning-Secret"},
     "ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
     "BearerToken": {"type": "http", "scheme": "bearer"},
+    "CourierToken": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "A driver's access token (`drv_...`), issued by an organization admin.",
+    },
 }
 
 
@@ -45,6 +51,8 @@ def contract_security(path: str, method: str) -> list:
         return [{"ApiKey": []}]
     if path.startswith("/api/manage/"):
         return [{"BearerToken": []}]
+    if path.startswith("/api/courier/"):
+        return [{"CourierToken": []}]
     raise AssertionError(f"a path of no known family: {path}")
 
 
@@ -61,7 +69,7 @@ def view_security(path: str, method: str) -> list:
     ]
 
 
-def test_the_three_security_schemes_are_declared(document):
+def test_the_four_security_schemes_are_declared(document):
     assert document["components"]["securitySchemes"] == SCHEMES
     assert "security" not in document  # every operation says its own
 

@@ -38,6 +38,8 @@ class World:
     keys: dict[str, str] = field(default_factory=dict)
     key_ids: dict[str, str] = field(default_factory=dict)
     ids: dict[str, str] = field(default_factory=dict)
+    #: the driver's courier API token (docs/contract.md "Couriers")
+    courier_token: str = ""
 
     def key_client(self, platform: str) -> APIClient:
         client = APIClient()
@@ -124,6 +126,9 @@ def build_world(name: str | None = None) -> World:
         )
     )
     world.ids["driver_id"] = driver["id"]
+    world.courier_token = _created(
+        manager.post(f"{world.manage}/drivers/{driver['id']}/access-token")
+    )["token"]
 
     partner = _created(
         world.key_client("partner_a").post(

@@ -151,7 +151,9 @@ def test_cancelled_and_failed_orders_do_not_count(client, mitte, organization):
     failed = Order.objects.get(external_ref="M-1")
     driver = organization.drivers.create(name="Dora")
     failed = order_transition(order=failed, to_status="assigned", driver=driver)
-    order_transition(order=failed, to_status="failed", reason="Nobody home")
+    order_transition(
+        order=failed, to_status="failed", reason="Nobody home", failure_reason="recipient_absent"
+    )
 
     windows = windows_of(client, zone="Mitte", date=builders.DELIVERY_DAY)["windows"]
 

@@ -38,7 +38,10 @@ def driver(organization):
 def move(order: Order, *statuses: str, driver=None) -> Order:
     for status in statuses:
         order = order_transition(
-            order=order, to_status=status, driver=driver if status == "assigned" else None
+            order=order,
+            to_status=status,
+            driver=driver if status == "assigned" else None,
+            failure_reason="recipient_absent" if status == "failed" else "",
         )
     return order
 
@@ -79,6 +82,7 @@ def test_read_returns_the_partner_order(client):
         "status": "pending",
         "driver": None,
         "eta": None,
+        "attempt": 1,
         "deliveryWindowStart": SUNDAY_MORNING,
         "deliveryWindowEnd": "2030-01-06T12:00:00+01:00",
         "trackingToken": created["trackingToken"],

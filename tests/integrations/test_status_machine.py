@@ -3,7 +3,7 @@
 import pytest
 
 from delivery.errors import ValidationFailed
-from integrations.errors import TransitionNotAllowed
+from integrations.errors import FailureReasonRequired, TransitionNotAllowed
 from integrations.models import Order, OrderStatus, OrderStatusEvent
 from integrations.services.orders import (
     ALLOWED_TRANSITIONS,
@@ -60,7 +60,10 @@ def new_order(organization, family="partner", ref="R-1") -> Order:
 def walk(order: Order, statuses, driver) -> Order:
     for status in statuses:
         order = order_transition(
-            order=order, to_status=status, driver=driver if status == "assigned" else None
+            order=order,
+            to_status=status,
+            driver=driver if status == "assigned" else None,
+            failure_reason="recipient_absent" if status == "failed" else "",
         )
     return order
 
@@ -79,12 +82,16 @@ def test_every_transition_is_allowed_exactly_when_in_the_table(
     order = walk(new_order(organization), PATHS[from_status], driver)
 
     if (from_status, to_status) in EDGES:
-        moved = order_transition(order=order, to_status=to_status, driver=driver)
+        moved = order_transition(
+            order=order, to_status=to_status, driver=driver, failure_reason="refused"
+        )
         assert moved.status == to_status
         assert Order.objects.get(pk=order.pk).status == to_status
     else:
         with pytest.raises(TransitionNotAllowed) as refused:
-            order_transition(order=order, to_status=to_status, driver=driver)
+            order_transition(
+                order=order, to_status=to_status, driver=driver, failure_reason="refused"
+            )
         assert refused.value.status_code == 409
         assert refused.value.message == (
             f"Order R-1 cannot be {TRANSITION_VERBS[to_status]} in status {from_status}"
@@ -92,11 +99,39 @@ def test_every_transition_is_allowed_exactly_when_in_the_table(
         assert Order.objects.get(pk=order.pk).status == from_status
 
 
+@pytest.mark.parametrize("from_status", ["assigned", "picked_up", "in_transit"])
+def test_failing_an_order_needs_a_failure_reason(organization, driver, from_status):
+    order = walk(new_order(organization), PATHS[from_status], driver)
+
+    with pytest.raises(FailureReasonRequired) as refused:
+        order_transition(order=order, to_status="failed")
+
+    assert refused.value.status_code == 400
+    assert refused.value.message == ["failureReason is required for status failed"]
+    assert Order.objects.get(pk=order.pk).status == from_status
+
+
+def test_a_failure_reason_is_kept_and_sent_with_order_failed(organization, driver):
+    order = walk(new_order(organization), ["assigned"], driver)
+
+    order_transition(order=order, to_status="failed", failure_reason="address_not_found")
+
+    assert Order.objects.get(pk=order.pk).failure_reason == "address_not_found"
+    event = builders.events_named("order.failed", organization)[0]
+    assert event.payload["failureReason"] == "address_not_found"
+
+
 def test_history_records_who_when_from_to_and_why(organization, driver):
     order = new_order(organization)
 
     order_transition(order=order, to_status="assigned", driver=driver, actor="ops@example.com")
-    order_transition(order=order, to_status="failed", actor="driver app", reason="Nobody home")
+    order_transition(
+        order=order,
+        to_status="failed",
+        actor="driver app",
+        reason="Nobody home",
+        failure_reason="recipient_absent",
+    )
 
     history = list(OrderStatusEvent.objects.filter(order=order).order_by("at", "id"))
     assert [(e.from_status, e.to_status, e.actor, e.reason) for e in history] == [
@@ -246,7 +281,7 @@ def test_a_failed_order_frees_its_slot_booking_through_the_slots_service(organiz
     # Orders without a slot booking go through the slots service without effect or error.
     order = walk(new_order(organization, family="erp"), ["assigned"], driver)
 
-    order = order_transition(order=order, to_status="failed")
+    order = order_transition(order=order, to_status="failed", failure_reason="refused")
 
     assert order.status == "failed"
 

@@ -14,6 +14,10 @@ pytestmark = pytest.mark.django_db
 
 CREATED = dt.datetime(2031, 3, 3, 8, 15, tzinfo=dt.UTC)
 FIELDS = {
+    "eta",
+    "etaWindow",
+    "stopsBefore",
+    "deliveredAt",
     "trackingToken",
     "status",
     "deliveryWindowStart",
@@ -43,6 +47,10 @@ def test_pending_order_answers_exactly_the_public_fields(api_client, organizatio
         "driver": None,
         "events": [{"status": "pending", "at": "2031-03-03T08:15:00Z"}],
         "updatedAt": "2031-03-03T08:15:00Z",
+        "eta": None,
+        "etaWindow": None,
+        "stopsBefore": None,
+        "deliveredAt": None,
     }
 
 

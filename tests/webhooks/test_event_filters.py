@@ -41,6 +41,7 @@ def test_the_catalogue_names_every_event_the_service_emits():
     contract = (
         *(f"order.{status}" for status in (*order_statuses, "cancelled")),
         *("erp.slot.booked", "erp.slots.updated", "erp.polygon.updated"),
+        "order.eta_updated",  # opt-in (docs/contract.md "Couriers")
     )
     assert contract == catalog.SUBSCRIBABLE_EVENTS
     # ... and the guide publishes the same catalogue.
@@ -48,9 +49,10 @@ def test_the_catalogue_names_every_event_the_service_emits():
     assert guide == {
         "Partner": catalog.ORDER_EVENTS,
         "ERP": catalog.ERP_EVENTS,
+        "Opt": catalog.OPT_IN_EVENTS,
         "either": (catalog.TEST_EVENT,),
     }
-    assert guide["Partner"] + guide["ERP"] == catalog.SUBSCRIBABLE_EVENTS
+    assert guide["Partner"] + guide["ERP"] + guide["Opt"] == catalog.SUBSCRIBABLE_EVENTS
     assert webhook_events.ORDER_EVENTS == catalog.ORDER_EVENTS
     assert {
         webhook_events.SLOT_BOOKED,

@@ -50,6 +50,7 @@ def test_create_books_the_slot_and_answers_the_erp_order(client, zone, template)
         "deliveryWindowEnd": "2030-01-06T12:00:00+01:00",
         "assignmentZoneId": str(zone.id),
         "eta": None,
+        "attempt": 1,
         "trackingToken": order.tracking_token,
         "trackingUrl": f"http://testserver/track/{order.tracking_token}",
         "createdAt": "2030-01-01T09:00:00Z",
@@ -526,7 +527,8 @@ def test_reassign_of_an_unknown_order_is_404(client, template):
     assert_error(client.put(slot_path("NOPE"), body, format="json"), 404, "Order not found")
 
 
-@pytest.mark.parametrize("finish", [builders.order_deliver, builders.order_fail, "cancel"])
+# A failed order is re-attempted instead (tests/couriers/test_reattempt.py).
+@pytest.mark.parametrize("finish", [builders.order_deliver, "cancel"])
 def test_reassign_of_an_order_in_a_terminal_status_is_409(client, template, finish):
     builders.book(client, template, builders.SUNDAY)
     order = Order.objects.get()

@@ -1,0 +1,75 @@
+"""Images from couriers' phones, behind one small interface of ours (Pillow inside).
+
+Every image is decoded whole and encoded again from its pixels alone: whatever the file carried
+besides them (EXIF with the phone's GPS position, XMP, comments, colour profiles, trailing
+bytes) is gone. The orientation EXIF asked for is applied to the pixels first, so the photo
+still stands the right way up. A file that announces more pixels than MAX_PIXELS is refused
+before its pixels are decoded (a "decompression bomb": a small file that would fill memory).
+"""
+
+import io
+import warnings
+from dataclasses import dataclass
+
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+#: about 48 megapixels: more than any phone camera's photo, far less than what exhausts memory
+MAX_PIXELS = 48_000_000
+JPEG_QUALITY = 85
+
+_FORMATS = {"JPEG": ("image/jpeg", "jpg"), "PNG": ("image/png", "png")}
+
+
+class ImageRefused(ValueError):
+    """Not a JPEG or PNG (or not the one format asked for) that decodes whole within the limits."""
+
+
+@dataclass(frozen=True)
+class CleanImage:
+    """An image encoded again from its pixels: the bytes to store, and what they are."""
+
+    content: bytes
+    content_type: str
+    extension: str
+    width: int
+    height: int
+
+
+def image_reencode(data: bytes, *, formats: tuple[str, ...] = ("JPEG", "PNG")) -> CleanImage:
+    """`data` decoded (one of `formats`, by its content, never its name) and encoded again in
+    its own format without any metadata; raises ImageRefused otherwise."""
+    try:
+        with warnings.catch_warnings():
+            # Pillow only warns between MAX_IMAGE_PIXELS and twice that: refuse at the warning.
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data), formats=list(formats)) as image:
+                width, height = image.size
+                if width * height > MAX_PIXELS:
+                    raise ImageRefused("too many pixels")
+                source_format = image.format
+                image.load()
+                upright = ImageOps.exif_transpose(image)
+    except ImageRefused:
+        raise
+    except (
+        UnidentifiedImageError,
+        Image.DecompressionBombError,
+        Image.DecompressionBombWarning,
+        OSError,
+        SyntaxError,
+        ValueError,
+        EOFError,
+    ) as exc:
+        raise ImageRefused(str(exc)) from None
+    if source_format not in formats:
+        raise ImageRefused(f"format {source_format}")
+    content_type, extension = _FORMATS[source_format]
+    upright.info = {}  # nothing of the source's metadata reaches the encoder
+    out = io.BytesIO()
+    if source_format == "JPEG":
+        if upright.mode not in ("RGB", "L"):
+            upright = upright.convert("RGB")
+        upright.save(out, "JPEG", quality=JPEG_QUALITY)
+    else:
+        upright.save(out, "PNG")
+    return CleanImage(out.getvalue(), content_type, extension, upright.width, upright.height)

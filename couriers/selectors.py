@@ -1,0 +1,215 @@
+"""Reads of the courier API and of proofs (contract "Couriers")."""
+
+import hmac
+from dataclasses import dataclass
+from datetime import date, datetime, tzinfo
+from uuid import UUID
+
+from django.db.models import Prefetch, QuerySet
+from django.utils import timezone
+
+from couriers.errors import ProofNotFound
+from couriers.models import CourierPhoto, DriverAccessToken, StopProof
+from delivery.fields import parse_uuid
+from delivery.timezones import zone_tz
+from dispatch.models import DriverZone, PlanRoute, PlanStatus, PlanStop, StopKind
+from integrations.errors import OrderNotFound
+from integrations.models import Order, OrderStatus, OrderStatusEvent, ServiceType
+from slots.models import SlotPolicy
+from tenants.errors import InvalidToken
+from tenants.models import Driver
+from tenants.services import secret_digest
+
+
+def driver_token_authenticate(*, value: str) -> Driver:
+    """The active driver (of an active organization) whose token `value` is; 401 otherwise.
+
+    One indexed query by the token's digest, and the digest compared again in constant time."""
+    digest = secret_digest(value)
+    token = (
+        DriverAccessToken.objects.select_related("driver")
+        .filter(digest=digest, driver__is_active=True, driver__organization__is_active=True)
+        .first()
+    )
+    if token is None or not hmac.compare_digest(token.digest, digest):
+        raise InvalidToken()
+    return token.driver
+
+
+def driver_token_get(*, driver: Driver) -> DriverAccessToken | None:
+    return DriverAccessToken.objects.filter(driver=driver).first()
+
+
+# ----- which orders a driver reaches -----
+
+
+def driver_orders(*, driver: Driver) -> QuerySet[Order]:
+    """The orders on the driver's own routes (contract "Couriers": any other is 404).
+
+    An order is on a driver's route from the moment it is assigned to them (a committed plan
+    or an admin's assignment, both through the status machine, which sets its driver) and stays
+    theirs once delivered or failed; a re-plan that gives it to another driver takes it away."""
+    return Order.objects.filter(organization_id=driver.organization_id, driver=driver)
+
+
+def driver_order_get(*, driver: Driver, order_id: UUID | str) -> Order:
+    """404 `Order not found` for a malformed or unknown id, and for another driver's order."""
+    parsed = parse_uuid(order_id)
+    order = (
+        driver_orders(driver=driver).filter(pk=parsed).select_related("zone").order_by().first()
+        if parsed
+        else None
+    )
+    if order is None:
+        raise OrderNotFound()
+    return order
+
+
+# ----- the day's route -----
+
+
+def driver_timezone(*, driver: Driver) -> tzinfo:
+    """The driver's zone time: the time zone of a zone they serve, else the organization's
+    slot policy's (contract "Slots and windows": a zone's own time zone defaults to it)."""
+    served = (
+        DriverZone.objects.filter(driver=driver)
+        .order_by("zone__name", "zone_id")
+        .values_list("zone__timezone", flat=True)
+        .first()
+    )
+    if served:
+        return zone_tz(served)
+    policy = (
+        SlotPolicy.objects.filter(organization_id=driver.organization_id)
+        .values_list("timezone", flat=True)
+        .first()
+    )
+    return zone_tz(policy or "UTC")
+
+
+def driver_today(*, driver: Driver, now: datetime | None = None) -> date:
+    return timezone.localtime(now or timezone.now(), driver_timezone(driver=driver)).date()
+
+
+@dataclass(frozen=True)
+class DriverRoute:
+    """A driver's committed route of one day (`route` None: none committed) and its stops in
+    order, each with its order."""
+
+    day: date
+    driver: Driver
+    route: PlanRoute | None
+    stops: list[PlanStop]
+    tz: tzinfo
+
+
+def committed_route(*, driver: Driver, day: date) -> PlanRoute | None:
+    """The driver's route of `day` in a committed plan (at most one: contract "Dispatch")."""
+    return (
+        PlanRoute.objects.filter(driver=driver, date=day, plan__status=PlanStatus.COMMITTED)
+        .select_related("zone")
+        .order_by("-plan__committed_at", "-plan__created_at")
+        .first()
+    )
+
+
+def driver_route(*, driver: Driver, day: date | None = None) -> DriverRoute:
+    """The route `GET /courier/route` shows: the committed route of `day` (default: today in the
+    driver's zone time), stops by sequence."""
+    day = day or driver_today(driver=driver)
+    route = committed_route(driver=driver, day=day)
+    if route is None:
+        return DriverRoute(day, driver, None, [], driver_timezone(driver=driver))
+    stops = list(route.stops.select_related("order").order_by("sequence"))
+    return DriverRoute(day, driver, route, stops, zone_tz(route.zone.timezone))
+
+
+@dataclass(frozen=True)
+class OrderStop:
+    """An order as a stop of the courier API: its place on the driver's committed route, or,
+    for an order assigned outside any committed route, the order alone (no sequence or ETA)."""
+
+    order: Order
+    order_id: UUID
+    sequence: int | None
+    eta: datetime | None
+    window_start: datetime | None
+    window_end: datetime | None
+    kind: str
+    lat: float | None
+    lng: float | None
+
+
+def driver_stop(*, driver: Driver, order: Order) -> tuple[OrderStop, tzinfo]:
+    """The order as a stop of the driver (and the zone time its times are shown in)."""
+    stop = (
+        PlanStop.objects.filter(
+            order=order, route__driver=driver, plan__status=PlanStatus.COMMITTED
+        )
+        .select_related("route__zone")
+        .order_by("-plan__committed_at", "-plan__created_at")
+        .first()
+    )
+    if stop is not None:
+        shown = OrderStop(
+            order,
+            order.id,
+            stop.sequence,
+            stop.eta,
+            stop.window_start,
+            stop.window_end,
+            stop.kind,
+            stop.lat,
+            stop.lng,
+        )
+        return shown, zone_tz(stop.route.zone.timezone)
+    tz = zone_tz(order.zone.timezone) if order.zone_id else driver_timezone(driver=driver)
+    kind = StopKind.PICKUP if order.service_type == ServiceType.RETURN else StopKind.DELIVERY
+    shown = OrderStop(
+        order,
+        order.id,
+        None,
+        None,
+        order.delivery_window_start,
+        order.delivery_window_end,
+        kind,
+        order.dropoff_lat,
+        order.dropoff_lng,
+    )
+    return shown, tz
+
+
+# ----- proof -----
+
+
+@dataclass(frozen=True)
+class OrderProof:
+    """What proof of an order's outcome the service holds (contract "Couriers", "Proof"): the
+    courier's last record of it, or, for an outcome set by an admin, the status change alone."""
+
+    order: Order
+    status: str
+    at: datetime
+    proof: StopProof | None
+    failure_reason: str
+
+
+def order_proof(*, order: Order) -> OrderProof:
+    """404 `Proof not found` while the order is neither delivered nor failed."""
+    if order.status not in (OrderStatus.DELIVERED, OrderStatus.FAILED):
+        raise ProofNotFound()
+    proof = (
+        StopProof.objects.filter(order=order, status=order.status)
+        .prefetch_related(Prefetch("photos", queryset=CourierPhoto.objects.order_by("created_at")))
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    changed = (
+        OrderStatusEvent.objects.filter(order=order, to_status=order.status)
+        .order_by("-at", "-id")
+        .values_list("at", flat=True)
+        .first()
+    )
+    if proof is not None and (changed is None or proof.created_at >= changed):
+        return OrderProof(order, proof.status, proof.at, proof, proof.failure_reason)
+    return OrderProof(order, order.status, changed or order.updated_at, None, order.failure_reason)

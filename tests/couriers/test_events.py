@@ -1,0 +1,358 @@
+"""Stop events from the courier app (docs/contract.md "Couriers"): through the one status machine,
+per-driver Idempotency-Key, late events, proof checks at the door."""
+
+import base64
+import datetime as dt
+import io
+import os
+
+import pytest
+from PIL import Image
+
+from couriers.models import CourierEvent, CourierIdempotencyKey, StopProof
+from couriers.tasks import expire_idempotency_keys
+from dispatch.models import DispatchPolicy
+from integrations.models import Order
+from tests import builders
+from tests.conftest import assert_error
+from tests.couriers.conftest import BARCODE, NOW
+from tests.couriers.test_photos import image_bytes, upload
+
+pytestmark = pytest.mark.django_db
+
+
+def events_path(order) -> str:
+    return f"/api/courier/orders/{order.id}/events"
+
+
+def send(client, order, body: dict, **headers):
+    return client.post(events_path(order), body, format="json", **headers)
+
+
+def walk(client, order, *types: str):
+    for event_type in types:
+        response = send(client, order, {"type": event_type})
+        assert response.status_code == 200, response.content
+    return response
+
+
+def png_data_url(size=(120, 40)) -> str:
+    out = io.BytesIO()
+    Image.new("L", size, 255).save(out, "PNG")
+    return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode()
+
+
+def status_of(order) -> str:
+    return Order.objects.get(pk=order.pk).status
+
+
+def test_a_stop_is_walked_to_delivered_with_proof(courier, route_orders, organization):
+    order = route_orders[1]
+    walk(courier, order, "picked_up", "in_transit", "arrived")
+    photo_id = upload(courier, image_bytes()).json()["photoId"]
+
+    response = send(
+        courier,
+        order,
+        {
+            "type": "delivered",
+            "at": (NOW - dt.timedelta(minutes=1)).isoformat(),
+            "location": {"lat": 52.5219, "lng": 13.4132, "accuracyM": 5},
+            "proof": {
+                "recipientName": "Ada Lovelace",
+                "barcode": BARCODE,
+                "signature": png_data_url(),
+                "photoIds": [photo_id],
+            },
+            "note": "Handed over",
+        },
+    )
+
+    assert response.status_code == 200, response.content
+    stop = response.json()
+    assert (stop["orderId"], stop["sequence"], stop["status"]) == (str(order.id), 2, "delivered")
+    assert stop["expectedBarcode"] == BARCODE
+    proof = StopProof.objects.get(order=order)
+    assert (proof.status, proof.recipient_name, proof.barcode, proof.note) == (
+        "delivered",
+        "Ada Lovelace",
+        BARCODE,
+        "Handed over",
+    )
+    assert proof.at == NOW - dt.timedelta(minutes=1)
+    assert proof.signature_name.endswith(".png")
+    assert [str(photo.id) for photo in proof.photos.all()] == [photo_id]
+    assert list(CourierEvent.objects.filter(order=order).values_list("type", flat=True)) == [
+        "picked_up",
+        "in_transit",
+        "arrived",
+        "delivered",
+    ]
+    [event] = builders.events_named("order.delivered", organization)
+    assert event.payload["proof"] == {
+        "recipientName": "Ada Lovelace",
+        "signature": True,
+        "photos": 1,
+        "location": {"lat": 52.5219, "lng": 13.4132, "accuracyM": 5.0},
+    }
+    assert event.payload["occurredAt"].startswith("2026-11-26T08:59:00")
+
+
+def test_arrived_changes_no_status(courier, route_orders):
+    order = route_orders[0]
+
+    response = send(courier, order, {"type": "arrived"})
+
+    assert response.status_code == 200
+    assert status_of(order) == "assigned"
+    assert CourierEvent.objects.get(order=order).type == "arrived"
+
+
+def test_another_drivers_order_is_not_found(courier, route_orders, organization, zone):
+    other_driver = builders.driver(organization, "Other Driver")
+    theirs = builders.order_row(organization, zone=zone, external_ref="THEIRS")
+    builders.advance(theirs, "assigned", driver=other_driver)
+    unassigned = builders.order_row(organization, zone=zone, external_ref="NOBODY")
+
+    for order in (theirs, unassigned):
+        assert_error(send(courier, order, {"type": "picked_up"}), 404, "Order not found")
+    assert_error(
+        courier.post("/api/courier/orders/not-a-uuid/events", {"type": "picked_up"}, format="json"),
+        404,
+        "Order not found",
+    )
+    assert status_of(theirs) == "assigned"
+
+
+def test_another_organizations_order_is_not_found(courier, route_orders, other_organization):
+    stranger = builders.order_row(other_organization, external_ref="SO-1")
+
+    assert_error(send(courier, stranger, {"type": "picked_up"}), 404, "Order not found")
+
+
+def test_an_ended_token_is_refused_at_once(driver, route_orders):
+    client = builders.courier_client(driver)
+    assert send(client, route_orders[0], {"type": "picked_up"}).status_code == 200
+
+    builders.courier_token(driver)  # a new token ends the old one
+
+    assert_error(
+        send(client, route_orders[0], {"type": "in_transit"}), 401, "Invalid or missing token"
+    )
+    assert status_of(route_orders[0]) == "picked_up"
+
+
+def test_a_replayed_event_is_answered_once(courier, route_orders, driver, organization):
+    order = route_orders[0]
+    body = {"type": "picked_up"}
+
+    first = send(courier, order, body, HTTP_IDEMPOTENCY_KEY="evt-1")
+    again = send(courier, order, body, HTTP_IDEMPOTENCY_KEY="evt-1")
+
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    assert again["Idempotent-Replayed"] == "true"
+    assert CourierEvent.objects.filter(order=order).count() == 1
+    assert len(builders.events_named("order.picked_up", organization)) == 1
+    # Without the key, the same event again is a second event: refused by the status machine.
+    assert_error(
+        send(courier, order, body), 409, "Order SO-1 cannot be picked up in status picked_up"
+    )
+    # The same key with another body: 422.
+    assert_error(
+        send(courier, order, {"type": "in_transit"}, HTTP_IDEMPOTENCY_KEY="evt-1"),
+        422,
+        "Idempotency-Key was already used with a different request body",
+    )
+    assert CourierIdempotencyKey.objects.get().driver == driver
+
+
+def test_idempotency_keys_are_the_drivers_own(organization, zone, route_orders, courier):
+    other = builders.driver(organization, "Other Driver")
+    theirs = builders.order_row(organization, zone=zone, external_ref="THEIRS")
+    builders.advance(theirs, "assigned", driver=other)
+    other_courier = builders.courier_client(other)
+
+    mine = send(courier, route_orders[0], {"type": "picked_up"}, HTTP_IDEMPOTENCY_KEY="k")
+    their = send(other_courier, theirs, {"type": "picked_up"}, HTTP_IDEMPOTENCY_KEY="k")
+
+    assert mine.status_code == their.status_code == 200
+    assert "Idempotent-Replayed" not in their
+    assert status_of(theirs) == "picked_up"
+
+
+def test_a_late_event_is_applied_with_when_it_happened(clock, courier, route_orders):
+    order = route_orders[0]
+    happened = NOW - dt.timedelta(hours=23, minutes=59)
+
+    response = send(courier, order, {"type": "picked_up", "at": happened.isoformat()})
+
+    assert response.status_code == 200, response.content
+    event = CourierEvent.objects.get(order=order)
+    assert (event.at, event.received_at) == (happened, NOW)
+
+
+@pytest.mark.parametrize(
+    ("offset", "message"),
+    [
+        (-dt.timedelta(hours=24, seconds=1), "at must not be more than 24 hours ago"),
+        (dt.timedelta(minutes=2, seconds=1), "at must not be more than 2 minutes ahead"),
+    ],
+)
+def test_an_event_too_late_or_ahead_is_refused(courier, route_orders, offset, message):
+    order = route_orders[0]
+
+    response = send(courier, order, {"type": "picked_up", "at": (NOW + offset).isoformat()})
+
+    assert_error(response, 400, [message], code="event_time_out_of_range")
+    assert status_of(order) == "assigned"
+
+
+def test_a_barcode_that_does_not_match_is_refused(courier, route_orders):
+    order = route_orders[1]
+    walk(courier, order, "picked_up", "in_transit")
+
+    wrong = send(courier, order, {"type": "delivered", "proof": {"barcode": "999"}})
+    missing = send(courier, order, {"type": "delivered"})
+
+    assert_error(wrong, 400, ["Barcode does not match"], code="barcode_mismatch")
+    assert_error(missing, 400, ["Barcode does not match"])
+    assert status_of(order) == "in_transit"
+    assert not StopProof.objects.exists()
+
+
+def test_cash_on_delivery_needs_the_cash_collected(courier, route_orders):
+    order = route_orders[2]
+    walk(courier, order, "picked_up", "in_transit")
+
+    refused = send(courier, order, {"type": "delivered"})
+    delivered = send(courier, order, {"type": "delivered", "cashCollected": 24.9})
+
+    assert_error(refused, 400, ["Cash collected is required"], code="cash_collected_required")
+    assert delivered.status_code == 200, delivered.content
+    assert str(StopProof.objects.get(order=order).cash_collected) == "24.90"
+
+
+def test_the_policy_asks_for_a_signature_and_a_photo(courier, route_orders, organization):
+    DispatchPolicy.objects.create(
+        organization=organization, require_signature=True, require_photo=True
+    )
+    order = route_orders[0]
+    walk(courier, order, "picked_up", "in_transit")
+
+    assert_error(send(courier, order, {"type": "delivered"}), 400, ["Signature is required"])
+    with_signature = {"type": "delivered", "proof": {"signature": png_data_url()}}
+    assert_error(send(courier, order, with_signature), 400, ["Photo is required"])
+    photo_id = upload(courier, image_bytes()).json()["photoId"]
+    with_signature["proof"]["photoIds"] = [photo_id]
+    assert send(courier, order, with_signature).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "signature",
+    [
+        "data:image/jpeg;base64," + base64.b64encode(image_bytes("JPEG")).decode(),
+        "data:image/png;base64," + base64.b64encode(image_bytes("JPEG")).decode(),
+        "data:image/png;base64,not-base64!!",
+        "a signature",
+    ],
+    ids=["jpeg-url", "jpeg-as-png", "bad-base64", "text"],
+)
+def test_a_signature_must_be_a_png_data_url(courier, route_orders, signature):
+    order = route_orders[0]
+    walk(courier, order, "picked_up", "in_transit")
+
+    response = send(courier, order, {"type": "delivered", "proof": {"signature": signature}})
+
+    assert_error(response, 400, code="signature_invalid")
+    assert status_of(order) == "in_transit"
+
+
+def test_a_signature_over_200_kb_is_refused(courier, route_orders):
+    order = route_orders[0]
+    walk(courier, order, "picked_up", "in_transit")
+    noise = Image.frombytes("L", (600, 600), os.urandom(600 * 600))
+    out = io.BytesIO()
+    noise.save(out, "PNG")
+    assert len(out.getvalue()) > 200 * 1024
+    big = "data:image/png;base64," + base64.b64encode(out.getvalue()).decode()
+
+    assert_error(
+        send(courier, order, {"type": "delivered", "proof": {"signature": big}}),
+        400,
+        ["proof.signature must be a PNG data URL of at most 200 KB"],
+    )
+    assert status_of(order) == "in_transit"
+
+
+def test_a_failure_needs_its_reason(courier, route_orders, organization):
+    order = route_orders[0]
+    walk(courier, order, "picked_up")
+
+    refused = send(courier, order, {"type": "failed"})
+    failed = send(
+        courier, order, {"type": "failed", "failureReason": "recipient_absent", "note": "No one"}
+    )
+
+    assert_error(refused, 400, ["failureReason is required for status failed"])
+    assert failed.status_code == 200, failed.content
+    stored = Order.objects.get(pk=order.pk)
+    assert (stored.status, stored.failure_reason) == ("failed", "recipient_absent")
+    proof = StopProof.objects.get(order=order)
+    assert (proof.status, proof.failure_reason, proof.note) == (
+        "failed",
+        "recipient_absent",
+        "No one",
+    )
+    [event] = builders.events_named("order.failed", organization)
+    assert event.payload["failureReason"] == "recipient_absent"
+
+
+def test_events_go_through_the_status_machine(courier, route_orders):
+    order = route_orders[0]
+
+    assert_error(
+        send(courier, order, {"type": "delivered"}),
+        409,
+        "Order SO-1 cannot be delivered in status assigned",
+    )
+    walk(courier, order, "picked_up", "in_transit", "delivered")
+    assert_error(
+        send(courier, order, {"type": "arrived"}),
+        409,
+        "Order SO-1 cannot be marked arrived in status delivered",
+    )
+
+
+def test_another_drivers_photo_cannot_be_named(courier, route_orders, organization):
+    other = builders.courier_client(builders.driver(organization, "Other Driver"))
+    photo_id = upload(other, image_bytes()).json()["photoId"]
+    order = route_orders[0]
+    walk(courier, order, "picked_up", "in_transit")
+
+    response = send(courier, order, {"type": "delivered", "proof": {"photoIds": [photo_id]}})
+
+    assert_error(response, 400, [f"photoIds has an unknown photo: {photo_id}"])
+
+
+def test_a_bad_body_lists_its_problems(courier, route_orders):
+    response = send(
+        courier,
+        route_orders[0],
+        {"type": "teleported", "location": {"lat": 91, "lng": "x"}, "failureReason": "bored"},
+    )
+
+    assert response.status_code == 400
+    messages = response.json()["message"]
+    assert len(messages) == 4, messages
+
+
+def test_drivers_idempotency_keys_expire_after_24_hours(clock, courier, route_orders):
+    send(courier, route_orders[0], {"type": "picked_up"}, HTTP_IDEMPOTENCY_KEY="evt-1")
+    clock.shift(dt.timedelta(hours=23))
+    assert expire_idempotency_keys() == 0
+
+    clock.shift(dt.timedelta(hours=1, seconds=1))
+
+    assert expire_idempotency_keys() == 1
+    assert not CourierIdempotencyKey.objects.exists()

@@ -1,0 +1,163 @@
+"""Location batches (docs/contract.md "Couriers"): the newest point is the driver's position,
+24 hours of trail are kept, and the remaining stops are re-timed from there; a move of 10
+minutes or more is `order.eta_updated`, only for keys that name it."""
+
+import datetime as dt
+
+import pytest
+
+from couriers.models import DriverPosition, LocationPoint
+from couriers.tasks import prune_trails
+from dispatch.matrix import haversine_matrix
+from dispatch.models import PlanStop
+from tests import builders
+from tests.conftest import assert_error
+from tests.couriers.conftest import NOW
+from tests.couriers.test_events import walk
+from webhooks.models import Delivery
+
+pytestmark = pytest.mark.django_db
+
+LOCATIONS = "/api/courier/locations"
+#: 5 km north of the stops: 5000 m x 1.3 (detour) at 25 km/h, about 936 seconds
+FAR = builders.offset(*builders.ALEX, north_m=5000)
+LEG = dt.timedelta(
+    seconds=int(
+        haversine_matrix([FAR, builders.ALEX], detour_factor=1.3, speed_kmh=25).durations[0, 1]
+    )
+)
+
+
+def point(lat_lng=FAR, at=NOW, **fields) -> dict:
+    return {"lat": lat_lng[0], "lng": lat_lng[1], "at": at.isoformat(), **fields}
+
+
+def etas(route_orders) -> list[dt.datetime]:
+    return [PlanStop.objects.get(order=order).eta for order in route_orders]
+
+
+def test_a_batch_keeps_the_trail_and_the_newest_position(courier, driver, route_orders):
+    earlier = point(builders.ALEX, NOW - dt.timedelta(seconds=30), accuracyM=12)
+    newest = point(FAR, NOW, accuracyM=5, speedMps=4.5, heading=180)
+
+    response = courier.post(LOCATIONS, {"points": [newest, earlier]}, format="json")
+
+    assert response.status_code == 202, response.content
+    assert response.json()["accepted"] == 2
+    assert LocationPoint.objects.filter(driver=driver).count() == 2
+    position = DriverPosition.objects.get(driver=driver)
+    assert (position.lat, position.lng, position.at, position.heading) == (*FAR, NOW, 180)
+
+
+def test_the_remaining_stops_are_retimed_from_the_newest_point(courier, route_orders):
+    assert etas(route_orders) == [NOW + dt.timedelta(minutes=15 * n) for n in (1, 2, 3)]
+
+    courier.post(LOCATIONS, {"points": [point()]}, format="json")
+
+    first = NOW + LEG
+    assert etas(route_orders) == [
+        first,
+        first + dt.timedelta(seconds=240),
+        first + dt.timedelta(seconds=480),
+    ]
+
+
+def test_delivered_stops_are_not_retimed(courier, route_orders):
+    walk(courier, route_orders[0], "picked_up", "in_transit", "delivered")
+
+    courier.post(LOCATIONS, {"points": [point()]}, format="json")
+
+    first = NOW + LEG
+    assert etas(route_orders) == [
+        NOW + dt.timedelta(minutes=15),
+        first,
+        first + dt.timedelta(seconds=240),
+    ]
+
+
+def test_eta_updated_goes_only_to_keys_that_name_it(organization, courier, route_orders):
+    asked = builders.api_key(
+        organization,
+        "partner_a",
+        webhook_url="http://127.0.0.1:9/hook",
+        webhook_events=["order.eta_updated", "order.delivered"],
+    )
+    courier.post(LOCATIONS, {"points": [point()]}, format="json")
+
+    events = builders.events_named("order.eta_updated", organization)
+    # Stop 1 moved 36 s, stop 2 by 10 min 24 s, stop 3 by 21 min 36 s.
+    assert sorted(event.payload["externalRef"] for event in events) == ["SO-2", "SO-3"]
+    assert (
+        Delivery.objects.filter(
+            event__name="order.eta_updated", api_key_id=asked.api_key.id
+        ).count()
+        == 2
+    )
+
+
+def test_a_key_with_every_event_does_not_get_eta_updated(organization, courier, route_orders):
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hook")
+
+    courier.post(LOCATIONS, {"points": [point()]}, format="json")
+
+    assert len(builders.events_named("order.eta_updated", organization)) == 2
+    assert not Delivery.objects.filter(event__name="order.eta_updated").exists()
+
+
+def test_an_older_batch_does_not_move_the_position_back(courier, driver, route_orders):
+    courier.post(LOCATIONS, {"points": [point(FAR, NOW)]}, format="json")
+
+    late = point(builders.ALEX, NOW - dt.timedelta(minutes=5))
+    response = courier.post(LOCATIONS, {"points": [late]}, format="json")
+
+    assert response.json() == {"accepted": 1, "etasUpdated": 0}
+    assert DriverPosition.objects.get(driver=driver).at == NOW
+
+
+def test_the_trail_keeps_24_hours(clock, courier, driver, route_orders):
+    courier.post(LOCATIONS, {"points": [point(at=NOW - dt.timedelta(hours=23))]}, format="json")
+    clock.shift(dt.timedelta(hours=2))
+
+    courier.post(LOCATIONS, {"points": [point(at=NOW + dt.timedelta(hours=2))]}, format="json")
+
+    assert list(LocationPoint.objects.filter(driver=driver).values_list("at", flat=True)) == [
+        NOW + dt.timedelta(hours=2)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"points": []}, ["points must hold 1 to 100 points"]),
+        ({"points": [point()] * 101}, ["points must hold 1 to 100 points"]),
+        ({}, ["points required"]),
+        (
+            {"points": [point(at=NOW - dt.timedelta(hours=25))]},
+            ["points[0].at must not be more than 24 hours ago"],
+        ),
+        (
+            {"points": [point(), point(at=NOW + dt.timedelta(minutes=3))]},
+            ["points[1].at must not be more than 2 minutes ahead"],
+        ),
+    ],
+    ids=["empty", "too-many", "missing", "late", "ahead"],
+)
+def test_a_bad_batch_is_refused(courier, route_orders, body, message):
+    assert_error(courier.post(LOCATIONS, body, format="json"), 400, message)
+    assert not LocationPoint.objects.exists()
+
+
+def test_a_driver_without_a_route_just_moves(organization, clock):
+    courier = builders.courier_client(builders.driver(organization, "Idle Driver"))
+
+    response = courier.post(LOCATIONS, {"points": [point()]}, format="json")
+
+    assert response.json() == {"accepted": 1, "etasUpdated": 0}
+
+
+def test_the_periodic_task_prunes_old_trails(clock, courier, driver, route_orders):
+    courier.post(LOCATIONS, {"points": [point(at=NOW - dt.timedelta(hours=23))]}, format="json")
+    clock.shift(dt.timedelta(hours=1, seconds=1))
+
+    assert prune_trails() == 1
+    assert not LocationPoint.objects.exists()
