@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 
 from cryptography.fernet import InvalidToken
 from django.db import connection, transaction
-from django.db.models import F, Q, Subquery
+from django.db.models import F, Q
 from django.utils import timezone
 
 from delivery import metrics, netguard
@@ -53,15 +53,20 @@ def _claim(
     """The deliveries (this one first, then up to `batch` - 1 more of its destination, oldest
     first) whose due attempts this worker now owns, with their events and key, and whether
     others of the destination wait for a slot; None if it owns none (then _not_claimed)."""
+    # A delivery done, or claimed by another task (one that took it in its batch), costs its
+    # message this one query.
+    key_id = (
+        Delivery.objects.filter(_unclaimed(now), pk=delivery_id, status=DeliveryStatus.PENDING)
+        .values_list("api_key_id", flat=True)
+        .first()
+    )
+    if key_id is None:
+        return None
     with transaction.atomic():
         # The key's row lock serializes the claims of one destination, so CLAIM's count sees
         # every claim made before ours (FOR NO KEY UPDATE: rows referencing the key still insert).
-        # A delivery done or claimed by another task (one that took it in its batch) locks
-        # nothing: its message costs this one query.
-        key = Delivery.objects.filter(
-            _unclaimed(now), pk=delivery_id, status=DeliveryStatus.PENDING
-        ).values("api_key_id")
-        if not ApiKey.objects.select_for_update(no_key=True).filter(pk=Subquery(key)).values("pk"):
+        # CLAIM checks the delivery again under it.
+        if not ApiKey.objects.select_for_update(no_key=True).filter(pk=key_id).values("pk"):
             return None
         with connection.cursor() as cursor:
             cursor.execute(
