@@ -122,15 +122,19 @@ def _close(event: Event) -> None:
         event.refresh_from_db(fields=["payload", "is_open"])
 
 
-def _send(delivery: Delivery, decrypt: Callable[[str], str]) -> Outcome:
-    """One signed POST to the delivery's URL, resolved and checked now (delivery/netguard.py);
-    after a rotation the new secrets sign, and a rolled secret signs too while its overlap
-    lasts at this attempt."""
+def _send(
+    delivery: Delivery,
+    decrypt: Callable[[str], str],
+    resolve: Callable[[str], netguard.Destination],
+) -> Outcome:
+    """One signed POST to the delivery's URL, resolved and checked for its claim (delivery/
+    netguard.py); after a rotation the new secrets sign, and a rolled secret signs too while
+    its overlap lasts at this attempt."""
     key = delivery.api_key
     if not key.is_active:
         return Outcome(None, "API key is revoked", 0, permanent=True)
     try:
-        destination = netguard.webhook_destination(delivery.url)
+        destination = resolve(delivery.url)
     except WebhookUrlRefused as refused:
         return Outcome(None, posting.error_text(str(refused)), 0)
     previous, expires_at = (
@@ -257,13 +261,15 @@ def _attempt(delivery_id, *, batch: int) -> tuple[Delivery | None, bool]:
     if claimed is None:
         return None, False
     deliveries, waiting = claimed
-    # One key signs the whole batch: its secrets are decrypted once.
+    # One key signs the whole batch: its secrets are decrypted once. Its URL is resolved and
+    # checked once too: the batch's attempts all start within a few seconds of the claim.
     decrypt = functools.cache(decrypt_text)
+    resolve = functools.cache(netguard.webhook_destination)
     made: list[_Attempt] = []
     for delivery in deliveries:
         started_at = timezone.now()
         _close(delivery.event)
-        outcome = _send(delivery, decrypt)
+        outcome = _send(delivery, decrypt, resolve)
         made.append(_Attempt(delivery, outcome, started_at))
         # The batch goes on only while the receiver answers well and fast: the last claim's
         # lease then outlives its attempt, and a receiver in trouble gets no more than before.

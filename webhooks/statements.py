@@ -15,13 +15,13 @@ _EVENT = Event._meta.db_table
 _API_KEY = ApiKey._meta.db_table
 
 #: Takes the due attempt of delivery `id` (pending, due, unclaimed) under `token`, and with it
-#: more due deliveries of its destination (the key), oldest first (its share of the due backlog
-#: among the destination's slots, `batch` at most), unless the
-#: destination already has `in_flight_limit` senders (distinct live tokens: one task sends its
-#: batch one after the other). Returns a row per claimed delivery, its own first, with the
-#: fields of the delivery, its event and its key (`delivery.<field>`, `event.<field>`,
-#: `key.<field>`), and whether others of the destination wait for a slot. Run after locking
-#: the key's row (sending._claim): the count then sees every claim made before this one.
+#: its share of its destination's (the key's) due backlog, oldest first: the due deliveries
+#: divided among the destination's slots, `batch` at most. Nothing if the destination already
+#: has `in_flight_limit` senders (distinct live tokens: a task sends its batch one after the
+#: other). Returns a row per claimed delivery, its own first, with the fields of the delivery,
+#: its event and its key (`delivery.<field>`, `event.<field>`, `key.<field>`), and whether
+#: others of the destination wait for a slot. Run after locking the key's row (sending._claim):
+#: the count then sees every claim made before this one.
 CLAIM = f"""
 WITH own AS (
     SELECT d.api_key_id FROM {_DELIVERY} d
