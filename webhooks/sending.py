@@ -10,6 +10,10 @@ A destination (an API key's webhook URL) has at most queueing.in_flight_limit() 
 once. A delivery due while its destination is at the limit waits for a slot (`queued_at` NULL:
 its message is spent); the task whose attempt frees a slot sends the destination's oldest
 waiting delivery next (delivery_send), so a backlog goes out oldest first.
+
+A delivery task also claims, with its own, its share of the destination's due backlog (CLAIM),
+sends them one after the other and records them together: a burst costs one claim and one
+record per batch, and the messages of the deliveries it took find nothing to do (one query).
 """
 
 import functools
