@@ -83,11 +83,12 @@ def _redis() -> redis.Redis:
     return _redis_for(settings.REDIS_URL)
 
 
-def webhook_attempt_recorded(outcome: str) -> None:
+def webhook_attempt_recorded(outcome: str, count: int = 1) -> None:
     """Attempts are made by Celery workers, in other processes or containers than the web: the
-    counter lives in Redis (one HINCRBY per attempt) so every deployment sees all of them."""
+    counter lives in Redis (one HINCRBY per recorded batch) so every deployment sees all of
+    them."""
     try:
-        _redis().hincrby(_webhook_attempts_key(), outcome, 1)
+        _redis().hincrby(_webhook_attempts_key(), outcome, count)
     except (redis.RedisError, OSError) as error:
         logger.warning("metrics: webhook attempt not counted: %s", error.__class__.__name__)
 

@@ -150,7 +150,7 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
         )
         .order_by()
         .values("api_key_id")
-        .annotate(n=Count("pk"))
+        .annotate(n=Count("claim_token", distinct=True))
         .values("n")
     )
     with transaction.atomic():
