@@ -226,3 +226,11 @@ def service_groups(
 def parent_of(pid: int) -> int:
     """The parent of `pid` (of a PostgreSQL background process: the postmaster)."""
     return _parent((PROC / str(pid) / "stat").read_text())
+
+
+def per_operation(spent: dict[str, float], operations: int) -> dict[str, float]:
+    """Milliseconds of CPU per operation of each group of `spent` (seconds, from a snapshot
+    difference), plus `all-in` (the ALL_IN groups' sum); no operation counts as one."""
+    row = {group: 1000 * seconds / max(operations, 1) for group, seconds in spent.items()}
+    row["all-in"] = sum(row[group] for group in ALL_IN)
+    return row

@@ -296,6 +296,18 @@ def table(rows: list[tuple[str, Measurement, str, float | None, str]]) -> str:
     return "\n".join(lines)
 
 
+def section_replaced(document: str, heading: str, section: str) -> str:
+    """`document` (Markdown) with the section under `heading` (up to the next `## ` heading)
+    replaced by `section`, or `section` added at the end when it has none; the other sections
+    are kept as they are."""
+    start = document.find(heading)
+    if start < 0:
+        return document.rstrip("\n") + "\n\n" + section
+    end = document.find("\n## ", start + len(heading))
+    rest = document[end + 1 :] if end >= 0 else ""
+    return document[:start] + section + ("\n" + rest if rest else "")
+
+
 if __name__ == "__main__":  # pragma: no cover - a quick self-check of the reference endpoints
     port = 8019
     env = bench_env("delivery_bench_refs", port)

@@ -26,9 +26,11 @@
 
 6. Noisy neighbours (bench/noisy.py, its own database and gunicorn): a quiet tenant's reads
    alone and while another tenant floods its management API and its API key.
+7. The courier API (bench/courier.py, its own database and service): all-in CPU per `delivered`
+   event with a signature, and per batch of 20 location points (ETAs recomputed).
 
-The tables are printed and written to bench/results/latest.md; `--only noisy` runs step 6 alone
-and replaces only its section.
+The tables are printed and written to bench/results/latest.md; `--only noisy` runs step 6 alone,
+`--only courier` step 7, and replaces only its section.
 """
 
 from __future__ import annotations
@@ -174,8 +176,7 @@ class CpuPerOperation:
         before = self.groups.snapshot()
         measurement, operations = run()
         spent = self.groups.snapshot() - before
-        per_operation = {g: 1000 * seconds / max(operations, 1) for g, seconds in spent.items()}
-        per_operation["all-in"] = sum(per_operation[g] for g in cpu.ALL_IN)
+        per_operation = cpu.per_operation(spent, operations)
         per_operation["ops"] = operations
         self.rounds.setdefault(name, []).append(per_operation)
         return measurement
@@ -236,12 +237,22 @@ def noisy_section(rounds: int, seconds: int) -> str:
 def with_noisy_section(document: str, section: str) -> str:
     """`document` with its noisy-neighbours section replaced by `section` (added at the end
     when it has none); the other sections are kept as they are."""
-    start = document.find(NOISY_HEADING)
-    if start < 0:
-        return document.rstrip("\n") + "\n\n" + section
-    end = document.find("\n## ", start + len(NOISY_HEADING))
-    rest = document[end + 1 :] if end >= 0 else ""
-    return document[:start] + section + ("\n" + rest if rest else "")
+    return harness.section_replaced(document, NOISY_HEADING, section)
+
+
+# ----- the courier API's CPU per operation (bench/courier.py) -----
+
+COURIER_HEADING = "## Courier API (dispatch goals)"
+
+
+def courier_section(rounds: int, seconds: int) -> str:
+    """Runs bench/courier.py (its own database, port and service) and returns its section."""
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "courier.py"), "--rounds", str(rounds),
+         "--seconds", str(seconds)],
+        cwd=ROOT, check=True, timeout=1800,
+    )  # fmt: skip
+    return f"{COURIER_HEADING}\n\n" + (RESULTS / "courier.md").read_text()
 
 
 def main() -> int:  # noqa: PLR0915 - one run, told in order
@@ -251,16 +262,22 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     parser.add_argument("--seconds", type=int, default=None)
     parser.add_argument("--events", type=int, default=None, help="webhook events per burst")
     parser.add_argument(
-        "--only", choices=["noisy"], help="run one scenario alone and update its section"
+        "--only",
+        choices=["noisy", "courier"],
+        help="run one scenario alone and update its section",
     )
     args = parser.parse_args()
     rounds = args.rounds or (1 if args.quick else 3)
     seconds = args.seconds or (3 if args.quick else 8)
-    if args.only == "noisy":
+    if args.only:
         latest = RESULTS / "latest.md"
-        section = noisy_section(rounds, seconds)
-        latest.write_text(with_noisy_section(latest.read_text(), section))
-        print(f"written to {latest} ({NOISY_HEADING})")
+        heading, section = {
+            "noisy": (NOISY_HEADING, noisy_section),
+            "courier": (COURIER_HEADING, courier_section),
+        }[args.only]
+        document = harness.section_replaced(latest.read_text(), heading, section(rounds, seconds))
+        latest.write_text(document)
+        print(f"written to {latest} ({heading})")
         return 0
     events = args.events or (300 if args.quick else 1500)
     paced_events = 100 if args.quick else 300
@@ -408,6 +425,8 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     (RESULTS / "latest.md").write_text(document)
     # After the main service stopped: the scenario starts its own (docs/faults.md).
     document = with_noisy_section(document, noisy_section(rounds, seconds))
+    (RESULTS / "latest.md").write_text(document)
+    document = harness.section_replaced(document, COURIER_HEADING, courier_section(rounds, seconds))
     (RESULTS / "latest.md").write_text(document)
     print()
     print(header)
