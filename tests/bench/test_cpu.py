@@ -98,3 +98,17 @@ def test_a_tree_finds_the_descendants_of_its_roots():
         assert cpu.Tree(parent.pid).pids() >= {parent.pid, child}
     finally:
         _finish(parent)
+
+
+def test_per_operation_divides_each_group_and_adds_the_all_in_groups_only():
+    spent = {"web": 0.2, "worker": 0.1, "pg": 0.05, "pg-bg": 0.5, "redis": 0.01}
+
+    row = cpu.per_operation(spent, 10)
+
+    assert row["web"] == 20.0
+    assert row["pg-bg"] == 50.0
+    assert round(row["all-in"], 6) == 36.0  # web + worker + pg + redis, not pg-bg
+
+
+def test_per_operation_of_no_operation_counts_one():
+    assert cpu.per_operation({"web": 0.01, "worker": 0, "pg": 0, "redis": 0}, 0)["all-in"] == 10.0
