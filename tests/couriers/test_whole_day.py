@@ -12,9 +12,10 @@ import io
 import json
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
-import pytest
 import requests
 import time_machine
 from PIL import Image
@@ -31,8 +32,9 @@ WEDNESDAY_MORNING = datetime(2031, 1, 8, 8, 30, tzinfo=UTC)
 THURSDAY_MORNING = datetime(2031, 1, 9, 8, 30, tzinfo=UTC)
 DEPOT = builders.ALEX
 BARCODE = "4006381333931"
-#: a position of a courier, which no recipient may see
-COURIER_POSITION = (52.51234, 13.39876)
+#: a courier's position, which no recipient may see: far enough out (about 40 km) to move the
+#: ETAs by more than 10 minutes, so order.eta_updated is recorded (and, not asked for, never sent)
+COURIER_POSITION = (52.85123, 13.15456)
 
 
 def png(size=(120, 40), color="black") -> bytes:
@@ -126,230 +128,278 @@ def assert_tracking_hides_the_courier(tracking: dict, page: str, address: str) -
     assert not {"lat", "lng", "location", "position", "address", "dropoffAddress"} & set(tracking)
 
 
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def parse(moment: str) -> datetime:
+    return datetime.fromisoformat(moment.replace("Z", "+00:00"))
+
+
+def hh_mm(moment: str) -> str:
+    return parse(moment).astimezone(BERLIN).strftime("%H:%M")
+
+
+@dataclass
+class Day:
+    """What the test set up over HTTP, and what it learnt on the way."""
+
+    base: str
+    org: str
+    zone_id: str = ""
+    couriers: dict = field(default_factory=dict)
+    key: dict = field(default_factory=dict)
+    #: order id -> the partner's create answer, with `ref`, `address`, `driver` (Wednesday's)
+    orders: dict = field(default_factory=dict)
+
+    @property
+    def manage(self) -> str:
+        return f"/api/manage/organizations/{self.org}"
+
+    def tracking(self, order_id: str) -> tuple[dict, str]:
+        """The tracking API's answer and the tracking page of an order, checked to hide the
+        courier and the address."""
+        token = self.orders[order_id]["trackingToken"]
+        answer = ok(Api(self.base).get(f"/api/track/{token}"))
+        page = Api(self.base).get(f"/track/{token}")
+        assert page.status_code == 200
+        assert_tracking_hides_the_courier(answer, page.text, self.orders[order_id]["address"])
+        return answer, page.text
+
+
+def set_up(day: Day, manager: Api, webhook_url: str) -> None:
+    """A zone with a depot and partner windows, a policy asking for a signature, two drivers
+    with access tokens, a partner key sending every event to the receiver, six orders of
+    tomorrow in three windows."""
+    zone = ok(
+        manager.post(
+            f"{day.manage}/zones",
+            {
+                "name": "Mitte",
+                "geodata": builders.MITTE_GEODATA,
+                "timezone": "Europe/Berlin",
+                "windowCapacity": 10,
+                "depot": {"address": "Alexanderplatz 1", "lat": DEPOT[0], "lng": DEPOT[1]},
+            },
+        ),
+        201,
+    )
+    day.zone_id = zone["id"]
+    ok(manager.put(f"{day.manage}/dispatch-policy", {"requireSignature": True}))
+    for name in ("Ana Costa", "Bo Lindqvist"):
+        driver = ok(
+            manager.post(
+                f"{day.manage}/drivers",
+                {
+                    "name": name,
+                    "phone": "+4917000111222",
+                    "vehicleType": "van",
+                    "capacity": 3,
+                    "zoneIds": [zone["id"]],
+                },
+            ),
+            201,
+        )
+        issued = ok(manager.post(f"{day.manage}/drivers/{driver['id']}/access-token"), 201)
+        day.couriers[driver["id"]] = Api(day.base, Authorization=f"Bearer {issued['token']}")
+    day.key = ok(
+        manager.post(
+            f"{day.manage}/api-keys",
+            {"name": "Partner A", "platform": "partner_a", "webhookUrl": webhook_url},
+        ),
+        201,
+    )
+    assert day.key["webhookEvents"] is None
+    partner = Api(day.base, **{"X-API-Key": day.key["apiKey"]})
+    for n in range(6):
+        lat, lng = builders.offset(*DEPOT, north_m=300 * (n - 2), east_m=250 * (n % 3 - 1))
+        body = builders.partner_order(
+            externalRef=f"PO-{n + 1}",
+            dropoffAddress=f"Torstrasse {100 + n}, Berlin",
+            dropoffLat=lat,
+            dropoffLng=lng,
+            deliveryWindowStart=f"{WEDNESDAY}T{10 + n // 2}:00:00+01:00",
+            expectedBarcode=BARCODE if n == 0 else None,
+        )
+        created = ok(partner.post("/api/integrations/partner-a/orders", body), 201)
+        day.orders[created["id"]] = {
+            **created,
+            "ref": body["externalRef"],
+            "address": body["dropoffAddress"],
+        }
+
+
+def fail(courier: Api, stop: dict) -> None:
+    """Picked up, on the way, and nobody at the door."""
+    events = f"/api/courier/orders/{stop['orderId']}/events"
+    ok(courier.post(events, {"type": "picked_up"}))
+    ok(courier.post(events, {"type": "in_transit"}))
+    body = {"type": "failed", "failureReason": "recipient_absent", "note": "Nobody home"}
+    assert ok(courier.post(events, body))["status"] == "failed"
+
+
+def work_wednesday(day: Day) -> str:
+    """Each courier works their route; the first stop of one of them fails. Answers the id of
+    the failed order."""
+    routes = {
+        driver_id: ok(courier.get("/api/courier/route"))
+        for driver_id, courier in day.couriers.items()
+    }
+    assert all(route["date"] == WEDNESDAY for route in routes.values())
+    assert sorted(len(route["stops"]) for route in routes.values()) == [3, 3]
+    stops = [stop for route in routes.values() for stop in route["stops"]]
+    assert {stop["orderId"] for stop in stops} == set(day.orders)
+    for driver_id, route in routes.items():
+        for stop in route["stops"]:
+            day.orders[stop["orderId"]]["driver"] = driver_id
+
+    # The recipient sees the ETA window while the order is assigned.
+    for stop in stops:
+        tracking, page = day.tracking(stop["orderId"])
+        assert tracking["status"] == "assigned"
+        assert tracking["eta"] is not None
+        window = tracking["etaWindow"]
+        assert f"{hh_mm(window['from'])}\u2013{hh_mm(window['to'])}" in page
+        assert tracking["deliveredAt"] is None
+
+    # A courier's position arrives: no recipient sees it (day.tracking checks every read).
+    first_driver = sorted(routes)[0]
+    point = {"lat": COURIER_POSITION[0], "lng": COURIER_POSITION[1]}
+    batch = {"points": [{**point, "at": datetime.now(UTC).isoformat()}]}
+    assert (
+        ok(day.couriers[first_driver].post("/api/courier/locations", batch), 202)["etasUpdated"]
+        == 3
+    )
+
+    for stop in ok(day.couriers[first_driver].get("/api/courier/route"))["stops"]:
+        assert parse(stop["windowStart"]) <= parse(stop["eta"]) <= parse(stop["windowEnd"]), stop
+
+    failing = routes[first_driver]["stops"][0]["orderId"]
+    for driver_id, route in routes.items():
+        for stop in route["stops"]:
+            if stop["orderId"] == failing:
+                fail(day.couriers[driver_id], stop)
+            else:
+                deliver(day.couriers[driver_id], stop)
+
+    for order_id in day.orders:
+        tracking, page = day.tracking(order_id)
+        assert (tracking["eta"], tracking["etaWindow"]) == (None, None)
+        if order_id == failing:
+            assert (tracking["status"], tracking["deliveredAt"]) == ("failed", None)
+        else:
+            assert tracking["status"] == "delivered"
+            assert hh_mm(tracking["deliveredAt"]) in page
+    return failing
+
+
+def work_thursday(day: Day, failing: str) -> str:
+    """The re-attempted order is on one route of Thursday alone, and delivered. Answers its
+    driver."""
+    routes = {
+        driver_id: ok(courier.get("/api/courier/route"))
+        for driver_id, courier in day.couriers.items()
+    }
+    ((driver_id, route),) = [(d, r) for d, r in routes.items() if r["stops"]]
+    assert route["date"] == THURSDAY
+    assert [stop["orderId"] for stop in route["stops"]] == [failing]
+    tracking, page = day.tracking(failing)
+    assert tracking["status"] == "assigned"
+    window = tracking["etaWindow"]
+    assert f"{hh_mm(window['from'])}\u2013{hh_mm(window['to'])}" in page
+    deliver(day.couriers[driver_id], route["stops"][0])
+    tracking, page = day.tracking(failing)
+    assert tracking["status"] == "delivered"
+    assert hh_mm(tracking["deliveredAt"]) in page
+    return driver_id
+
+
+def assert_signed(received: list, secret: str) -> None:
+    """Every request verifies with the key's webhook secret (docs/webhooks.md), and names its
+    event and id in the headers."""
+    for request in received:
+        expected = "sha256=" + hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()
+        assert hmac.compare_digest(request.headers["X-Service-Signature"], expected)
+        assert request.headers["X-Service-Event"] == request.json["event"]
+        assert request.headers["X-Service-Delivery"] == request.json["id"]
+
+
+def assert_delivered_with_proof(event: dict) -> None:
+    payload = event["payload"]
+    assert (event["event"], payload["status"]) == ("order.delivered", "delivered")
+    assert "occurredAt" in payload
+    proof = payload["proof"]
+    assert (proof["recipientName"], proof["signature"], proof["photos"]) == (
+        "Ada Lovelace",
+        True,
+        1,
+    )
+    assert proof["location"] is not None
+
+
 def test_a_whole_day_over_http(live_server, celery_worker, receiver, settings, organization):  # noqa: F811
     settings.DISPATCH_SOLVER_TIME_LIMIT_SECONDS = 1.0
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True  # the receiver is on loopback
-    base, org = live_server.url, str(organization.id)
-    manage = f"/api/manage/organizations/{org}"
     builders.admin(organization, "ops@example.com")
+    day = Day(base=live_server.url, org=str(organization.id))
 
     with time_machine.travel(TUESDAY_AFTERNOON, tick=True) as traveller:
-        manager = management(base, "ops@example.com")
-        zone = ok(
-            manager.post(
-                f"{manage}/zones",
-                {
-                    "name": "Mitte",
-                    "geodata": builders.MITTE_GEODATA,
-                    "timezone": "Europe/Berlin",
-                    "windowCapacity": 10,
-                    "depot": {"address": "Alexanderplatz 1", "lat": DEPOT[0], "lng": DEPOT[1]},
-                },
-            ),
-            201,
+        set_up(day, management(day.base, "ops@example.com"), receiver.url)
+        planned_and_committed(
+            management(day.base, "ops@example.com"), day.org, WEDNESDAY, day.zone_id
         )
-        ok(manager.put(f"{manage}/dispatch-policy", {"requireSignature": True}))
-        couriers = {}
-        for name in ("Ana Costa", "Bo Lindqvist"):
-            driver = ok(
-                manager.post(
-                    f"{manage}/drivers",
-                    {
-                        "name": name,
-                        "phone": "+4917000111222",
-                        "vehicleType": "van",
-                        "capacity": 3,
-                        "zoneIds": [zone["id"]],
-                    },
-                ),
-                201,
-            )
-            token = ok(manager.post(f"{manage}/drivers/{driver['id']}/access-token"), 201)["token"]
-            couriers[driver["id"]] = Api(base, Authorization=f"Bearer {token}")
-        key = ok(
-            manager.post(
-                f"{manage}/api-keys",
-                {"name": "Partner A", "platform": "partner_a", "webhookUrl": receiver.url},
-            ),
-            201,
-        )
-        assert key.get("webhookEvents") is None
-        partner = Api(base, **{"X-API-Key": key["apiKey"]})
 
-        # Six orders of tomorrow in three windows, dropped off around the depot.
-        orders = {}
-        for n in range(6):
-            lat, lng = builders.offset(*DEPOT, north_m=300 * (n - 2), east_m=250 * (n % 3 - 1))
-            ref = f"PO-{n + 1}"
-            body = builders.partner_order(
-                externalRef=ref,
-                dropoffAddress=f"Torstrasse {100 + n}, Berlin",
-                dropoffLat=lat,
-                dropoffLng=lng,
-                deliveryWindowStart=f"{WEDNESDAY}T{10 + n // 2}:00:00+01:00",
-                expectedBarcode=BARCODE if n == 0 else None,
-            )
-            created = ok(partner.post("/api/integrations/partner-a/orders", body), 201)
-            orders[created["id"]] = {"ref": ref, "address": body["dropoffAddress"], **created}
-
-        planned_and_committed(manager, org, WEDNESDAY, zone["id"])
-
-        # ----- Wednesday: each courier works their route -----
         traveller.move_to(WEDNESDAY_MORNING)
-        manager = management(base, "ops@example.com")
-        routes = {
-            driver_id: ok(courier.get("/api/courier/route"))
-            for driver_id, courier in couriers.items()
-        }
-        assert all(route["date"] == WEDNESDAY for route in routes.values())
-        assert sorted(len(route["stops"]) for route in routes.values()) == [3, 3]
-        assert {stop["orderId"] for route in routes.values() for stop in route["stops"]} == set(
-            orders
-        )
-
-        # The recipient sees the ETA window while the order is assigned.
-        for route in routes.values():
-            for stop in route["stops"]:
-                token = orders[stop["orderId"]]["trackingToken"]
-                tracking = ok(Api(base).get(f"/api/track/{token}"))
-                assert tracking["status"] == "assigned"
-                assert tracking["eta"] is not None and tracking["etaWindow"] is not None
-                assert tracking["deliveredAt"] is None
-                orders[stop["orderId"]]["driver"] = route["driver"]["id"]
-
-        # One courier's position arrives: no recipient may see it.
-        first_driver, second_driver = sorted(routes)
-        ok(
-            couriers[first_driver].post(
-                "/api/courier/locations",
-                {
-                    "points": [
-                        {
-                            "lat": COURIER_POSITION[0],
-                            "lng": COURIER_POSITION[1],
-                            "at": datetime.now(UTC).isoformat(),
-                        }
-                    ]
-                },
-            ),
-            202,
-        )
-        failing = routes[first_driver]["stops"][0]
-        page = Api(base).get(f"/track/{orders[failing['orderId']]['trackingToken']}")
-        assert page.status_code == 200
-        assert_tracking_hides_the_courier(
-            ok(Api(base).get(f"/api/track/{orders[failing['orderId']]['trackingToken']}")),
-            page.text,
-            orders[failing["orderId"]]["address"],
-        )
-
-        for driver_id, route in routes.items():
-            courier = couriers[driver_id]
-            for stop in route["stops"]:
-                if stop["orderId"] == failing["orderId"]:
-                    events = f"/api/courier/orders/{stop['orderId']}/events"
-                    ok(courier.post(events, {"type": "picked_up"}))
-                    ok(courier.post(events, {"type": "in_transit"}))
-                    failed = ok(
-                        courier.post(
-                            events,
-                            {
-                                "type": "failed",
-                                "failureReason": "recipient_absent",
-                                "note": "Nobody home",
-                            },
-                        )
-                    )
-                    assert failed["status"] == "failed"
-                else:
-                    deliver(courier, stop)
-
-        for order_id, order in orders.items():
-            tracking = ok(Api(base).get(f"/api/track/{order['trackingToken']}"))
-            page = Api(base).get(f"/track/{order['trackingToken']}")
-            assert page.status_code == 200
-            assert_tracking_hides_the_courier(tracking, page.text, order["address"])
-            if order_id == failing["orderId"]:
-                assert (tracking["status"], tracking["deliveredAt"], tracking["eta"]) == (
-                    "failed",
-                    None,
-                    None,
-                )
-            else:
-                assert tracking["status"] == "delivered"
-                assert tracking["deliveredAt"] is not None
-                assert (tracking["eta"], tracking["etaWindow"]) == (None, None)
-
-        # ----- the failed order goes out again on Thursday -----
+        failing = work_wednesday(day)
+        manager = management(day.base, "ops@example.com")
         reattempted = ok(
             manager.post(
-                f"{manage}/orders/{failing['orderId']}/reattempt",
+                f"{day.manage}/orders/{failing}/reattempt",
                 {"deliveryWindowStart": f"{THURSDAY}T11:00:00+01:00"},
             )
         )
         assert (reattempted["status"], reattempted["attempt"]) == ("pending", 2)
-        planned_and_committed(manager, org, THURSDAY, zone["id"])
+        planned_and_committed(manager, day.org, THURSDAY, day.zone_id)
 
         traveller.move_to(THURSDAY_MORNING)
-        manager = management(base, "ops@example.com")
-        thursday = {
-            driver_id: ok(courier.get("/api/courier/route"))
-            for driver_id, courier in couriers.items()
-        }
-        ((driver_id, route),) = [(d, r) for d, r in thursday.items() if r["stops"]]
-        assert [stop["orderId"] for stop in route["stops"]] == [failing["orderId"]]
-        orders[failing["orderId"]]["redriver"] = driver_id
-        token = orders[failing["orderId"]]["trackingToken"]
-        tracking = ok(Api(base).get(f"/api/track/{token}"))
-        assert tracking["status"] == "assigned" and tracking["etaWindow"] is not None
-        deliver(couriers[driver_id], route["stops"][0])
-        tracking = ok(Api(base).get(f"/api/track/{token}"))
-        assert tracking["status"] == "delivered" and tracking["deliveredAt"] is not None
+        redriver = work_thursday(day, failing)
 
-        # ----- what the partner received -----
-        expected_count = 6 * 5 + 4  # created, assigned, picked up, in transit, outcome; + 4 again
-        received = receiver.wait_for(expected_count, timeout=60)
-        time.sleep(1)  # nothing more may come (a duplicate, an eta_updated)
+        # created, assigned, picked up, in transit and the outcome of six orders; then the
+        # re-attempt's assigned, picked up, in transit, delivered
+        expected_count = 6 * 5 + 4
+        receiver.wait_for(expected_count, timeout=60)
+        time.sleep(1)  # nothing more may come: no duplicate, no order.eta_updated
         received = list(receiver.requests)
 
-    assert len(received) == expected_count, [r.json["event"] for r in received]
-    secret = key["webhookSecret"].encode()
-    for request in received:
-        expected = "sha256=" + hmac.new(secret, request.body, hashlib.sha256).hexdigest()
-        assert hmac.compare_digest(request.headers["X-Service-Signature"], expected)
-        assert request.headers["X-Service-Event"] == request.json["event"]
-        assert request.headers["X-Service-Delivery"] == request.json["id"]
+    assert builders.events_named("order.eta_updated", organization)
+    assert len(received) == expected_count, [request.json["event"] for request in received]
+    assert_signed(received, day.key["webhookSecret"])
     assert len({request.json["id"] for request in received}) == expected_count
 
     per_order = defaultdict(list)
     for request in received:
         per_order[request.json["payload"]["id"]].append(request.json)
-    assert set(per_order) == set(orders)
-    day = ["order.created", "order.assigned", "order.picked_up", "order.in_transit"]
+    assert set(per_order) == set(day.orders)
+    way = ["order.created", "order.assigned", "order.picked_up", "order.in_transit"]
     for order_id, events in per_order.items():
-        names = [event["event"] for event in events]
-        order = orders[order_id]
+        order = day.orders[order_id]
         assert all(event["payload"]["externalRef"] == order["ref"] for event in events)
-        if order_id == failing["orderId"]:
-            assert names == [*day, "order.failed", *day[1:], "order.delivered"]
-            failed = events[4]["payload"]
-            assert (failed["status"], failed["failureReason"]) == ("failed", "recipient_absent")
-            assert "occurredAt" in failed
-            assigned_again = events[5]["payload"]
-            assert assigned_again["driver"]["id"] == order["redriver"]
-            assert assigned_again["eta"].startswith(THURSDAY)
-        else:
-            assert names == [*day, "order.delivered"]
+        assert [event["at"] for event in events] == sorted(event["at"] for event in events)
         assigned = events[1]["payload"]
         assert assigned["driver"]["id"] == order["driver"]
         assert {"id", "name", "phone"} <= set(assigned["driver"])
         assert assigned["eta"].startswith(WEDNESDAY)
-        delivered = events[-1]["payload"]
-        assert delivered["status"] == "delivered"
-        assert "occurredAt" in delivered
-        assert delivered["proof"]["recipientName"] == "Ada Lovelace"
-        assert delivered["proof"]["signature"] is True
-        assert delivered["proof"]["photos"] == 1
-        assert delivered["proof"]["location"] is not None
-        moments = [event["at"] for event in events]
-        assert moments == sorted(moments)
+        assert_delivered_with_proof(events[-1])
+        if order_id != failing:
+            assert [event["event"] for event in events] == [*way, "order.delivered"]
+            continue
+        assert [event["event"] for event in events] == [
+            *way,
+            "order.failed",
+            *way[1:],
+            "order.delivered",
+        ]
+        failed = events[4]["payload"]
+        assert (failed["status"], failed["failureReason"]) == ("failed", "recipient_absent")
+        assert "occurredAt" in failed
+        assert events[5]["payload"]["driver"]["id"] == redriver
+        assert events[5]["payload"]["eta"].startswith(THURSDAY)
