@@ -355,6 +355,9 @@ def test_a_whole_day_over_http(live_server, celery_worker, receiver, settings, o
             management(day.base, "ops@example.com"), day.org, WEDNESDAY, day.zone_id
         )
 
+        # The night passes only once the evening's news went out (created and assigned): a
+        # clock jumped over deliveries still on the wire would expire their in-flight leases.
+        receiver.wait_for(6 * 2, timeout=60)
         traveller.move_to(WEDNESDAY_MORNING)
         failing = work_wednesday(day)
         manager = management(day.base, "ops@example.com")
@@ -367,6 +370,7 @@ def test_a_whole_day_over_http(live_server, celery_worker, receiver, settings, o
         assert (reattempted["status"], reattempted["attempt"]) == ("pending", 2)
         planned_and_committed(manager, day.org, THURSDAY, day.zone_id)
 
+        receiver.wait_for(6 * 5 + 1, timeout=60)  # Wednesday's, and the re-assignment
         traveller.move_to(THURSDAY_MORNING)
         redriver = work_thursday(day, failing)
 
@@ -378,7 +382,9 @@ def test_a_whole_day_over_http(live_server, celery_worker, receiver, settings, o
         received = list(receiver.requests)
 
     assert builders.events_named("order.eta_updated", organization)
-    assert len(received) == expected_count, [request.json["event"] for request in received]
+    assert len(received) == expected_count, [
+        (r.json["payload"]["externalRef"], r.json["event"], r.json["id"], r.at) for r in received
+    ]
     assert_signed(received, day.key["webhookSecret"])
     assert len({request.json["id"] for request in received}) == expected_count
 
