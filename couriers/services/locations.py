@@ -1,6 +1,7 @@
 """Where couriers are, and the live ETAs of their remaining stops (contract "Couriers":
 `POST /courier/locations`)."""
 
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -122,8 +123,8 @@ def route_etas_recompute(*, route: PlanRoute | None, lat: float, lng: float, at:
         speed_kmh=plan.travel_speed_kmh,
     )
 
-    def seconds(moment: datetime) -> int:
-        return int((moment - at).total_seconds())
+    def seconds(moment: datetime, *, rounding=math.floor) -> int:
+        return rounding((moment - at).total_seconds())
 
     timed = timing.route_time(
         stops=[
@@ -131,7 +132,9 @@ def route_etas_recompute(*, route: PlanRoute | None, lat: float, lng: float, at:
                 key=str(stop.id),
                 location=index,
                 kind=stop.kind,
-                window_start=seconds(stop.window_start),
+                # Whole seconds from a point's `at` (with its fraction): rounded inwards, so
+                # an ETA is never a fraction of a second before its window opens.
+                window_start=seconds(stop.window_start, rounding=math.ceil),
                 window_end=seconds(stop.window_end),
                 service_seconds=stop.service_seconds,
             )
