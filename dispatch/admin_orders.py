@@ -5,8 +5,7 @@ from django.contrib import admin
 
 from dispatch.services import routes_of_day
 from integrations.admin import OrderAdmin
-from integrations.models import Order, OrderStatus
-from integrations.services import orders as order_services
+from integrations.models import Order
 
 
 class DispatchOrderAdmin(OrderAdmin):
@@ -20,15 +19,7 @@ class DispatchOrderAdmin(OrderAdmin):
         reason: str,
         failure_reason: str = "",
     ) -> None:
-        if to_status == OrderStatus.ASSIGNED and driver is not None:
-            routes_of_day.order_assign(order=order, driver=driver, actor=actor, reason=reason)
-            return
-        if to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
-            routes_of_day.order_unassign(
-                order=order, to_status=to_status, actor=actor, reason=reason
-            )
-            return
-        order_services.order_transition(
+        routes_of_day.order_move(
             order=order,
             to_status=to_status,
             actor=actor,

@@ -10,8 +10,6 @@ from dispatch import selectors
 from dispatch.commit_serializers import PlanCommitOutput
 from dispatch.services import committing, routes_of_day
 from integrations import apis as order_apis
-from integrations.models import OrderStatus
-from integrations.services import orders as order_services
 from tenants.api_bases import ManagementApiView
 
 
@@ -61,15 +59,7 @@ class ManagedOrderTransitionApi(order_apis.ManagedOrderTransitionApi):
         reason: str,
         failure_reason: str = "",
     ) -> None:
-        if to_status == OrderStatus.ASSIGNED and driver is not None:
-            routes_of_day.order_assign(order=order, driver=driver, actor=actor, reason=reason)
-            return
-        if to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
-            routes_of_day.order_unassign(
-                order=order, to_status=to_status, actor=actor, reason=reason
-            )
-            return
-        order_services.order_transition(
+        routes_of_day.order_move(
             order=order,
             to_status=to_status,
             actor=actor,

@@ -221,3 +221,30 @@ def order_unassign(*, order: Order, to_status: str, actor: str = "", reason: str
         )
         _leave_other_routes(moved, day)
         return moved
+
+
+def order_move(
+    *,
+    order: Order,
+    to_status: str,
+    actor: str,
+    driver: Driver | None,
+    reason: str,
+    failure_reason: str = "",
+) -> None:
+    """A status change asked by hand (management `transition`, the orders' admin): assigning
+    puts the order at the end of its driver's route of the day, unassigning takes it off;
+    every other change is the status machine's alone."""
+    if to_status == OrderStatus.ASSIGNED and driver is not None:
+        order_assign(order=order, driver=driver, actor=actor, reason=reason)
+    elif to_status in (OrderStatus.DISPATCHING, OrderStatus.PENDING):
+        order_unassign(order=order, to_status=to_status, actor=actor, reason=reason)
+    else:
+        order_services.order_transition(
+            order=order,
+            to_status=to_status,
+            actor=actor,
+            driver=driver,
+            reason=reason,
+            failure_reason=failure_reason,
+        )
