@@ -13,7 +13,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from integrations.models import FailureReason, IdempotencyStatus
+from integrations.models import FailureReason, IdempotencyRecord
 from tenants.models import Driver, Organization
 
 
@@ -138,33 +138,16 @@ class CourierEvent(models.Model):
         return f"{self.type} at {self.at:%Y-%m-%d %H:%M}"
 
 
-class CourierIdempotencyKey(models.Model):
-    """A claimed `Idempotency-Key` of one driver and its stored response: the same rules as an API
-    key's (`integrations.models.IdempotencyKey`, integrations/services/idempotency.py), scoped to
-    the driver."""
+class CourierIdempotencyKey(IdempotencyRecord):
+    """A driver's Idempotency-Keys: the same rules as an API key's, scoped to the driver."""
 
-    id = models.BigAutoField(primary_key=True)
     driver = models.ForeignKey(Driver, on_delete=models.CASCADE, related_name="+", db_index=False)
-    key = models.CharField(max_length=255)
-    request_hash = models.CharField(max_length=64)
-    status = models.CharField(
-        max_length=20, choices=IdempotencyStatus.choices, default=IdempotencyStatus.IN_PROGRESS
-    )
-    claim_token = models.UUIDField(default=uuid.uuid4)
-    locked_at = models.DateTimeField(default=timezone.now)
-    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    response_body = models.JSONField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=("driver", "key"), name="courier_idempotency_unique")
         ]
         indexes = [models.Index(fields=("created_at",), name="courier_idempotency_created")]
-
-    def __str__(self) -> str:
-        return self.key
 
 
 class DriverPosition(models.Model):

@@ -258,17 +258,17 @@ class IdempotencyStatus(models.TextChoices):
     COMPLETED = "completed", "Completed"
 
 
-class IdempotencyKey(models.Model):
-    """A claimed `Idempotency-Key` of one API key and its stored response (contract "Orders").
+class IdempotencyRecord(models.Model):
+    """A claimed `Idempotency-Key` and its stored response (contract "Orders"), whoever owns it:
+    each concrete table adds its owner, unique with `key` (integrations/services/idempotency.py
+    `KeyScope`).
 
-    The row is inserted (unique per API key and key) before the work starts, so of concurrent
-    requests with one key exactly one does the work; the others see it in progress or replay the
-    stored response. Rows expire after 24 hours (`idempotency_keys_expire`).
+    The row is inserted before the work starts, so of concurrent requests with one key exactly
+    one does the work; the others see it in progress or replay the stored response. Rows expire
+    after 24 hours (`idempotency_keys_expire`).
     """
 
     id = models.BigAutoField(primary_key=True)
-    # No index of its own: the unique constraint below leads with this column.
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+", db_index=False)
     key = models.CharField(max_length=255)
     request_hash = models.CharField(max_length=64)
     status = models.CharField(
@@ -283,10 +283,20 @@ class IdempotencyKey(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class IdempotencyKey(IdempotencyRecord):
+    """An API key's Idempotency-Keys."""
+
+    # No index of its own: the unique constraint below leads with this column.
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+", db_index=False)
+
+    class Meta:
         constraints = [
             models.UniqueConstraint(fields=("api_key", "key"), name="idempotency_key_unique")
         ]
         indexes = [models.Index(fields=("created_at",), name="idempotency_key_created")]
-
-    def __str__(self) -> str:
-        return self.key
