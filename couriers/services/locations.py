@@ -158,9 +158,10 @@ def route_etas_recompute(*, route: PlanRoute | None, lat: float, lng: float, at:
         if abs(eta - previous) >= ETA_NEWS_THRESHOLD:
             _eta_news_emit(stop, previous=previous)
     PlanStop.objects.bulk_update(changed, ["eta"])
+    # The orders' own ETAs follow (partner and ERP reads, tracking: contract "Dispatch").
     for stop in changed:
-        # The order's own ETA follows (partner and ERP reads, tracking: contract "Dispatch").
-        order_services.order_eta_set(order=stop.order, eta=stop.eta)
+        stop.order.eta = stop.eta
+    order_services.orders_eta_set(orders=[stop.order for stop in changed])
     return len(changed)
 
 

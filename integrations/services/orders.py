@@ -296,6 +296,15 @@ def order_eta_set(*, order: Order, eta: datetime | None) -> None:
     order.eta = eta
 
 
+def orders_eta_set(*, orders: list[Order]) -> None:
+    """`order_eta_set` for many orders at once (a courier's position re-times a route): each
+    order's `eta` as the caller set it, in one statement; no event."""
+    now = timezone.now()
+    for order in orders:
+        order.updated_at = now
+    Order.objects.bulk_update(orders, ["eta", "updated_at"])
+
+
 def _capacity_free(order: Order) -> None:
     """contract "Orders": a cancelled or failed order frees its window or slot capacity at once."""
     if order.window_load_id is not None:
