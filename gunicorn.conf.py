@@ -13,11 +13,17 @@ bind = os.environ.get("BIND", "127.0.0.1:8000")
 # limit (delivery/inflight.py: half of these threads per organization and kind of caller, the same
 # two variables) refuses a flooding tenant's excess at once. Keep-alive connections are read by
 # the worker's poller, not a thread, so an idle client holds no thread. Most threads wait their
-# turn (delivery/fairness.py: 2 running per worker); each that served a request keeps its
-# PostgreSQL connection (CONN_MAX_AGE), so max_connections must cover workers x threads.
+# turn (delivery/fairness.py: 2 running per worker) and holds a PostgreSQL connection of its
+# worker's pool (below) only while it runs.
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
 worker_class = "gthread"
 threads = int(os.environ.get("WEB_THREADS", "32"))
+# Each worker's threads share a small pool of PostgreSQL connections (delivery/settings.py): only
+# the requests in their turn use one (FAIR_RUNNING_PER_WORKER, two more for those resolving who
+# calls before their turn), so an instance holds 4 x 4 connections, not one per thread that ever
+# ran (4 x 32, more than PostgreSQL's default max_connections of 100). Without turns, one each.
+_running = int(os.environ.get("FAIR_RUNNING_PER_WORKER", "2"))
+os.environ.setdefault("DATABASE_POOL_MAX_SIZE", str(_running + 2 if _running > 0 else threads))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 # Off by default: Django writes one access line per request (delivery/access_log.py,
 # docs/operations.md "Logs") with the route instead of the raw path, whose tracking and invite
@@ -103,3 +109,17 @@ def child_exit(server, worker):
     from prometheus_client import multiprocess  # noqa: PLC0415
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+# How long a thread may hold the GIL while another waits for it (Python's default: 5 ms). A
+# request back from PostgreSQL or Redis waits up to this for a busy thread of the same worker to
+# give the interpreter up, once per round trip: with another tenant's request running beside it,
+# that wait, not its own work, was most of a quiet tenant's latency (docs/faults.md "Noisy
+# neighbours").
+switch_interval_ms = float(os.environ.get("PYTHON_SWITCH_INTERVAL_MS", "1"))
+
+
+def post_fork(server, worker):
+    import sys  # noqa: PLC0415
+
+    sys.setswitchinterval(switch_interval_ms / 1000)

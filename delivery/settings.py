@@ -123,6 +123,18 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})
 # A request must fail rather than hang when PostgreSQL is away.
 DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
+# A pool of this many connections per process instead of one kept per thread (gunicorn.conf.py
+# sets it for the web workers, whose threads take turns: delivery/fairness.py). 0: no pool.
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=0)
+if DATABASE_POOL_MAX_SIZE:
+    # A pooled connection goes back to the pool when the request ends (Django refuses both).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        # Waiting longer for a connection than a request may take answers 503 instead.
+        "timeout": env.int("DATABASE_POOL_TIMEOUT", default=10),
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -14,7 +14,7 @@ import re
 import time
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connection
 
 from delivery import fairness, inflight
 from delivery.errors import TooManyInFlight
@@ -129,6 +129,10 @@ class InFlightLimitMiddleware:
         place = inflight.acquire(organization_id=scope[0], kind=scope[1]) if scope else None
         if isinstance(place, inflight.Refusal):
             return refusal_response(place)
+        if settings.DATABASE_POOL_MAX_SIZE:
+            # Who calls may have been read from the database: the pooled connection goes back
+            # while this request waits for its turn, so waiting requests never hold them all.
+            connection.close()
         try:
             return fairness.run(self.get_response, request, caller=scope)
         finally:
