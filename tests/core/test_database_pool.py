@@ -1,6 +1,7 @@
-"""Each web worker shares a small pool of PostgreSQL connections among its threads (gunicorn.conf.py,
-delivery/settings.py DATABASE_POOL_MAX_SIZE): concurrent requests never open one connection per
-thread, so an instance stays far below PostgreSQL's max_connections however many threads it runs."""
+"""Each web worker shares a small pool of PostgreSQL connections among its threads
+(gunicorn.conf.py, delivery/settings.py DATABASE_POOL_MAX_SIZE): concurrent requests never open
+one connection per thread, so an instance stays far below PostgreSQL's max_connections however
+many threads it runs."""
 
 import threading
 
