@@ -96,7 +96,8 @@ def delete_rows(model) -> BatchAction:
     returns how many rows of `model` went, which the batch's lock makes exactly the batch."""
 
     def delete(pks: Sequence[Any]) -> int:
-        model._default_manager.filter(pk__in=pks).delete()
+        # Only the keys: Django loads the rows it cascades from, and needs no more of them.
+        model._default_manager.filter(pk__in=pks).only("pk").delete()
         return len(pks)
 
     return delete
@@ -119,9 +120,19 @@ def delete_in_batches(
     )
 
 
-def retention_result(logger: logging.Logger, task: str, kind: str, removed: int, what: str) -> int:
+def retention_result(
+    logger: logging.Logger,
+    task: str,
+    kind: str,
+    removed: int,
+    what: str,
+    *,
+    along: dict[str, int] | None = None,
+) -> int:
     """A retention task's one line (`couriers.prune_trails deleted 12 trail points`, none when it
-    removed nothing) and the `retention_removed_total{kind}` metric."""
-    if removed:
-        metrics.retention_removed(kind, removed)
-    return log_periodic_result(logger, task, "deleted", removed, what)
+    removed nothing) and the `retention_removed_total{kind}` metric; `along` counts records of
+    other kinds that went with them (a field of the line each, and their metric)."""
+    for name, count in {kind: removed, **(along or {})}.items():
+        if count:
+            metrics.retention_removed(name, count)
+    return log_periodic_result(logger, task, "deleted", removed, what, more=along)

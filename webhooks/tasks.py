@@ -31,15 +31,21 @@ def sweep() -> int:
 @shared_task(name="webhooks.delete_old_deliveries", acks_late=True, ignore_result=True)
 def delete_old_deliveries() -> int:
     """Retention: delivered deliveries go after 30 days, failed ones 90 days after their last
-    attempt (the settings), with their attempts; pending ones never."""
-    removed = retention.deliveries_expired_delete().removed
-    task = "webhooks.delete_old_deliveries"
-    return retention_result(logger, task, "webhook_deliveries", removed, "webhook deliveries")
+    attempt (the settings), with their attempts and then their events; pending ones never."""
+    pruned = retention.deliveries_expired_delete()
+    return retention_result(
+        logger,
+        "webhooks.delete_old_deliveries",
+        "webhook_deliveries",
+        pruned.run.removed,
+        f"webhook deliveries and {pruned.events} of their events",
+        along={"webhook_events": pruned.events},
+    )
 
 
 @shared_task(name="webhooks.delete_old_events", acks_late=True, ignore_result=True)
 def delete_old_events() -> int:
-    """Retention: events no kept delivery refers to."""
-    removed = retention.events_unreferenced_delete().removed
+    """Retention: events that never had a delivery, after the longer retention (90 days)."""
+    removed = retention.events_unreferenced_delete()
     task = "webhooks.delete_old_events"
     return retention_result(logger, task, "webhook_events", removed, "webhook events")

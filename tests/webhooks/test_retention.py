@@ -120,13 +120,17 @@ def test_delivered_go_after_30_days_and_failed_90_days_after_their_last_attempt(
         pending_for_ages,
     )
 
-    run = retention.deliveries_expired_delete()
+    pruned = retention.deliveries_expired_delete()
 
-    assert (run.removed, run.finished) == (2, True)
+    assert (pruned.run.removed, pruned.run.finished) == (2, True)
     assert kept(*all_of_them) == ids(*all_of_them) - ids(delivered_due, failed_due)
-    # Their attempts went with them; the others' stay.
+    # Their attempts and events went with them; the others' stay.
     assert not DeliveryAttempt.objects.filter(delivery_id__in=ids(delivered_due, failed_due))
     assert DeliveryAttempt.objects.count() == 1 + 2 + 2 + 1
+    assert pruned.events == 2
+    assert set(Event.objects.values_list("pk", flat=True)) == {
+        d.event_id for d in all_of_them if d not in (delivered_due, failed_due)
+    }
 
 
 @pytest.mark.django_db
@@ -150,7 +154,7 @@ def test_a_failed_delivery_counts_from_its_last_attempt_not_its_round_start(orga
         event=event_row(organization, created=NOW - 200 * DAY),
     )
 
-    assert retention.deliveries_expired_delete().removed == 0
+    assert retention.deliveries_expired_delete().run.removed == 0
     assert kept(late_retry, redelivered) == ids(late_retry, redelivered)
 
 
@@ -162,7 +166,7 @@ def test_the_settings_set_the_retention(organization, key, settings, traveller):
     fortnight_old = failed(organization, key, 14 * DAY + SECOND)
     younger = failed(organization, key, 14 * DAY - SECOND)
 
-    assert retention.deliveries_expired_delete().removed == 2
+    assert retention.deliveries_expired_delete().run.removed == 2
     assert kept(week_old, fortnight_old, younger) == ids(younger)
 
 
@@ -185,19 +189,22 @@ def test_an_event_is_kept_while_any_of_its_deliveries_is(organization, key):
         attempts_at=[NOW - 40 * DAY],
         event=shared,
     )
-    # Never had a delivery (no URL, or a key that does not take it): goes after 30 days.
-    event_row(organization, created=NOW - 30 * DAY - SECOND)
-    never_sent_young = event_row(organization, created=NOW - 30 * DAY + SECOND)
+    # Never had a delivery (no URL, or a key that does not take it): goes after 90 days, the
+    # longer retention.
+    event_row(organization, created=NOW - 90 * DAY - SECOND)
+    never_sent_young = event_row(organization, created=NOW - 90 * DAY + SECOND)
 
-    assert retention.deliveries_expired_delete().removed == 1
-    assert retention.events_unreferenced_delete().removed == 1
+    pruned = retention.deliveries_expired_delete()
+    assert (pruned.run.removed, pruned.events) == (1, 0)
+    assert retention.events_unreferenced_delete() == 1
     assert set(Event.objects.values_list("pk", flat=True)) == {shared.pk, never_sent_young.pk}
 
-    # Once its last delivery is gone, the event goes too.
+    # Once its last delivery is gone, the event goes with it.
     Delivery.objects.filter(pk=still_failing.pk).update(schedule_start=NOW - 100 * DAY)
     DeliveryAttempt.objects.filter(delivery=still_failing).update(started_at=NOW - 100 * DAY)
-    assert retention.deliveries_expired_delete().removed == 1
-    assert retention.events_unreferenced_delete().removed == 1
+    pruned = retention.deliveries_expired_delete()
+    assert (pruned.run.removed, pruned.events) == (1, 1)
+    assert retention.events_unreferenced_delete() == 0
     assert list(Event.objects.values_list("pk", flat=True)) == [never_sent_young.pk]
 
 
@@ -210,7 +217,7 @@ def test_a_run_deletes_in_batches_until_nothing_is_left(organization, key):
     due = [delivered(organization, key, 40 * DAY + n * SECOND) for n in range(5)]
     young = delivered(organization, key, DAY)
 
-    run = retention.deliveries_expired_delete(batch_size=2)
+    run = retention.deliveries_expired_delete(batch_size=2).run
 
     # Delivered: 2 + 2 + 1; failed: one empty look.
     assert (run.removed, run.batches, run.finished) == (5, 3, True)
@@ -226,13 +233,13 @@ def test_a_run_stops_when_its_time_budget_is_spent_and_the_next_goes_on(
     for n in range(5):
         delivered(organization, key, 40 * DAY + n * SECOND)
 
-    first = retention.deliveries_expired_delete(batch_size=2)
+    first = retention.deliveries_expired_delete(batch_size=2).run
 
     # One batch, then the budget is spent: the failed ones wait for the next run as well.
     assert (first.removed, first.batches, first.finished) == (2, 1, False)
     assert Delivery.objects.count() == 3
-    assert retention.deliveries_expired_delete(batch_size=2).removed == 2
-    assert retention.deliveries_expired_delete(batch_size=2).removed == 1
+    assert retention.deliveries_expired_delete(batch_size=2).run.removed == 2
+    assert retention.deliveries_expired_delete(batch_size=2).run.removed == 1
     assert not Delivery.objects.exists()
 
 
@@ -241,22 +248,22 @@ def test_the_tasks_log_one_line_and_count_what_they_removed(organization, key, t
     before = scrape()
     delivered(organization, key, 31 * DAY)
     failed(organization, key, 91 * DAY)
-    event_row(organization, created=NOW - 60 * DAY)
+    event_row(organization, created=NOW - 100 * DAY)  # never had a delivery
     caplog.set_level(logging.INFO)
 
     assert tasks.delete_old_deliveries() == 2
-    assert tasks.delete_old_events() == 3
+    assert tasks.delete_old_events() == 1
     assert tasks.delete_old_deliveries() == 0  # safe to run again: nothing left to do
     assert tasks.delete_old_events() == 0
 
     assert [(r.getMessage(), r.fields) for r in caplog.records if r.name == "webhooks.tasks"] == [
         (
-            "webhooks.delete_old_deliveries deleted 2 webhook deliveries",
-            {"task": "webhooks.delete_old_deliveries", "deleted": 2},
+            "webhooks.delete_old_deliveries deleted 2 webhook deliveries and 2 of their events",
+            {"task": "webhooks.delete_old_deliveries", "deleted": 2, "webhook_events": 2},
         ),
         (
-            "webhooks.delete_old_events deleted 3 webhook events",
-            {"task": "webhooks.delete_old_events", "deleted": 3},
+            "webhooks.delete_old_events deleted 1 webhook events",
+            {"task": "webhooks.delete_old_events", "deleted": 1},
         ),
     ]
     after = scrape()
@@ -281,12 +288,15 @@ def test_two_runs_at_once_delete_everything_once(organization, key):
         delivered(organization, key, 40 * DAY + n * SECOND)
     barrier = threading.Barrier(2)
     removed: list[int] = []
+    events: list[int] = []
     errors: list[BaseException] = []
 
     def run() -> None:
         try:
             barrier.wait()
-            removed.append(retention.deliveries_expired_delete(now=NOW, batch_size=2).removed)
+            pruned = retention.deliveries_expired_delete(now=NOW, batch_size=2)
+            removed.append(pruned.run.removed)
+            events.append(pruned.events)
         except BaseException as error:  # reported below
             errors.append(error)
         finally:
@@ -299,9 +309,10 @@ def test_two_runs_at_once_delete_everything_once(organization, key):
         thread.join()
 
     assert errors == []
-    assert sum(removed) == count
+    assert sum(removed) == sum(events) == count
     assert not Delivery.objects.exists()
     assert not DeliveryAttempt.objects.exists()
+    assert not Event.objects.exists()
 
 
 # ----- the delivery log and recover over what is kept -----
