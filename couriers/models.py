@@ -48,9 +48,20 @@ class CourierPhoto(models.Model):
     height = models.PositiveIntegerField()
     size_bytes = models.PositiveIntegerField()
     created_at = models.DateTimeField(default=timezone.now)
+    #: when the unused-photo retention found a proof using it, so that pass looks at each photo
+    #: once (NULL: not seen in use yet); it goes with the files of its last proof
+    seen_in_use_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("created_at", "id")
+        indexes = [
+            # Retention (couriers/services/retention.py): photos not yet seen in use, oldest first.
+            models.Index(
+                fields=("created_at", "id"),
+                condition=Q(seen_in_use_at__isnull=True),
+                name="courier_photo_unseen",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"photo {self.id}"
@@ -92,10 +103,21 @@ class StopProof(models.Model):
     signature_name = models.CharField(max_length=300, blank=True, default="")
     photos = models.ManyToManyField(CourierPhoto, blank=True, related_name="proofs")
     created_at = models.DateTimeField(default=timezone.now)
+    #: when retention removed its files (signature, photos) after PROOF_FILE_RETENTION_DAYS; the
+    #: rest of the proof stays with the order (NULL: its files, if any, are kept)
+    files_removed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("created_at", "id")
-        indexes = [models.Index(fields=("order", "created_at"), name="stop_proof_order")]
+        indexes = [
+            models.Index(fields=("order", "created_at"), name="stop_proof_order"),
+            # Retention (couriers/services/retention.py): proofs that still keep files.
+            models.Index(
+                fields=("created_at", "id"),
+                condition=Q(files_removed_at__isnull=True),
+                name="stop_proof_files_kept",
+            ),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=OutcomeStatus.values), name="stop_proof_status_valid"
@@ -169,7 +191,8 @@ class DriverPosition(models.Model):
 
 
 class LocationPoint(models.Model):
-    """One point of a driver's trail; points older than 24 hours are removed."""
+    """One point of a driver's trail; points older than 24 hours (COURIER_TRAIL_RETENTION_HOURS)
+    are removed."""
 
     id = models.BigAutoField(primary_key=True)
     driver = models.ForeignKey(
@@ -184,7 +207,11 @@ class LocationPoint(models.Model):
 
     class Meta:
         ordering = ("driver", "at", "id")
-        indexes = [models.Index(fields=("driver", "at"), name="location_point_driver_at")]
+        indexes = [
+            models.Index(fields=("driver", "at"), name="location_point_driver_at"),
+            # Retention (couriers.prune_trails): every driver's old points, oldest first.
+            models.Index(fields=("at", "id"), name="location_point_at"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.driver_id} {self.at:%H:%M:%S}"

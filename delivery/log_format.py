@@ -62,11 +62,17 @@ class PeriodicTaskRunFilter(logging.Filter):
 
 
 def log_periodic_result(
-    logger: logging.Logger, task: str, action: str, count: int, what: str
+    logger: logging.Logger,
+    task: str,
+    action: str,
+    count: int,
+    what: str,
+    *,
+    more: dict[str, int] | None = None,
 ) -> int:
     """One INFO line for a periodic task that did something (`webhooks.sweep queued 2 due
-    deliveries`, with `{task, <action>: count}` as fields); none when it found nothing, so an idle
-    service writes no line every few seconds."""
+    deliveries`, with `{task, <action>: count}` and any `more` counts as fields); none when it
+    found nothing, so an idle service writes no line every few seconds."""
     if count:
         logger.info(
             "%s %s %s %s",
@@ -74,6 +80,6 @@ def log_periodic_result(
             action,
             count,
             what,
-            extra={"fields": {"task": task, action: count}},
+            extra={"fields": {"task": task, action: count, **(more or {})}},
         )
     return count

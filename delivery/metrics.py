@@ -1,4 +1,5 @@
-"""Prometheus metrics at `/metrics`: HTTP traffic, bookings, webhook attempts, due deliveries.
+"""Prometheus metrics at `/metrics`: HTTP traffic, bookings, webhook attempts, due deliveries,
+records removed by retention.
 
 Several gunicorn workers (and a Celery worker) share one picture through prometheus_client's
 multiprocess mode: with `PROMETHEUS_MULTIPROC_DIR` set in a process's environment before it
@@ -7,8 +8,9 @@ worker merges every file. gunicorn.conf.py sets the directory and clears it on s
 the variable (tests, `runserver`) the metrics stay in the process.
 
 Read at scrape time instead: the queue depth of due webhook deliveries (one query on the
-partial index `webhook_delivery_due`) and the webhook attempt counters, which Celery workers
-keep in Redis (they may run in other containers, whose files a scrape cannot read).
+partial index `webhook_delivery_due`), and the webhook attempt and retention counters, which
+Celery workers keep in Redis (they may run in other containers, whose files a scrape cannot
+read).
 
 Access: with the `METRICS_TOKEN` setting, a scrape needs `Authorization: Bearer <token>`;
 without it, only loopback clients get an answer (403 otherwise).
@@ -93,6 +95,19 @@ def webhook_attempt_recorded(outcome: str, count: int = 1) -> None:
         logger.warning("metrics: webhook attempt not counted: %s", error.__class__.__name__)
 
 
+def _retention_key() -> str:
+    return f"{settings.SERVICE_NAME}:metrics:retention_removed"
+
+
+def retention_removed(kind: str, count: int) -> None:
+    """Records removed by a retention task (delivery/retention.py), counted in Redis as webhook
+    attempts are: the tasks run in Celery workers."""
+    try:
+        _redis().hincrby(_retention_key(), kind, count)
+    except (redis.RedisError, OSError) as error:
+        logger.warning("metrics: removed records not counted: %s", error.__class__.__name__)
+
+
 def route_of(request) -> str:
     match = getattr(request, "resolver_match", None)
     if match is None:
@@ -150,6 +165,26 @@ class WebhookAttemptsCollector:
         yield family
 
 
+class RetentionRemovedCollector:
+    """`retention_removed_total{kind}`: read from Redis at scrape time (one HGETALL); a kind
+    appears once its task removed something."""
+
+    def collect(self):
+        try:
+            counts = _redis().hgetall(_retention_key())
+        except (redis.RedisError, OSError) as error:
+            logger.error("metrics: removed records not read: %s", error.__class__.__name__)
+            return
+        family = CounterMetricFamily(
+            "retention_removed",
+            'Records removed by the retention tasks, by kind (docs/operations.md "Retention")',
+            labels=["kind"],
+        )
+        for kind, count in sorted(counts.items()):
+            family.add_metric([kind.decode()], int(count))
+        yield family
+
+
 #: Collected at scrape time, in the scraping process: the same in any mode. The apps register
 #: their collectors when Django starts (webhooks/apps.py): this module may not import them.
 _SCRAPE_TIME_REGISTRY = CollectorRegistry(auto_describe=False)
@@ -162,6 +197,9 @@ def register_scrape_time(collector) -> None:
         return
     _SCRAPE_TIME_COLLECTORS.add(type(collector))
     _SCRAPE_TIME_REGISTRY.register(collector)
+
+
+register_scrape_time(RetentionRemovedCollector())
 
 
 def exposition() -> bytes:

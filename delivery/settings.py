@@ -364,6 +364,25 @@ GAZETTEER_IMPORT_MAX_BYTES = env.int("GAZETTEER_IMPORT_MAX_BYTES", default=10 * 
 GAZETTEER_IMPORT_MAX_ROWS = env.int("GAZETTEER_IMPORT_MAX_ROWS", default=200_000)
 GAZETTEER_IMPORT_INLINE_MAX_BYTES = env.int("GAZETTEER_IMPORT_INLINE_MAX_BYTES", default=256 * 1024)
 
+# Retention (docs/operations.md "Retention"): periodic tasks delete what is past its time, each
+# run in batches of RETENTION_BATCH_SIZE rows (a short transaction each, rows a request holds
+# skipped) for at most RETENTION_TIME_BUDGET_SECONDS; the next run goes on.
+RETENTION_INTERVAL_SECONDS = env.float("RETENTION_INTERVAL_SECONDS", default=3600.0)
+RETENTION_BATCH_SIZE = env.int("RETENTION_BATCH_SIZE", default=1000)
+RETENTION_TIME_BUDGET_SECONDS = env.float("RETENTION_TIME_BUDGET_SECONDS", default=30.0)
+# Webhook deliveries (with their attempts) after they were delivered, or after their last attempt
+# failed; `recover` refuses a `since` older than the failed ones' (docs/contract.md).
+WEBHOOK_DELIVERED_RETENTION_DAYS = env.int("WEBHOOK_DELIVERED_RETENTION_DAYS", default=30)
+WEBHOOK_FAILED_RETENTION_DAYS = env.int("WEBHOOK_FAILED_RETENTION_DAYS", default=90)
+# Invites after they were accepted or expired (an expired one whose admin still waits is kept:
+# resend-invite renews it).
+INVITE_RETENTION_DAYS = env.int("INVITE_RETENTION_DAYS", default=30)
+# Couriers: the trail (contract: 24 hours), proof files (signatures and photos, which hold
+# people's faces and handwriting) and photos that no proof uses.
+COURIER_TRAIL_RETENTION_HOURS = env.int("COURIER_TRAIL_RETENTION_HOURS", default=24)
+PROOF_FILE_RETENTION_DAYS = env.int("PROOF_FILE_RETENTION_DAYS", default=180)
+UNUSED_PHOTO_RETENTION_HOURS = env.int("UNUSED_PHOTO_RETENTION_HOURS", default=24)
+
 # Celery: Redis broker; tasks acknowledged after they ran so a killed worker loses nothing.
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
@@ -407,19 +426,50 @@ CELERY_BEAT_SCHEDULE: dict = {
     # contract "Orders": Idempotency-Keys are kept 24 hours.
     "integrations-expire-idempotency-keys": {
         "task": "integrations.expire_idempotency_keys",
-        "schedule": 3600.0,
-        "options": {"expires": 3600.0},
+        "schedule": RETENTION_INTERVAL_SECONDS,
+        "options": {"expires": RETENTION_INTERVAL_SECONDS},
     },
     # contract "Couriers": drivers' Idempotency-Keys and trails are kept 24 hours.
     "couriers-expire-idempotency-keys": {
         "task": "couriers.expire_idempotency_keys",
-        "schedule": 3600.0,
-        "options": {"expires": 3600.0},
+        "schedule": RETENTION_INTERVAL_SECONDS,
+        "options": {"expires": RETENTION_INTERVAL_SECONDS},
     },
     "couriers-prune-trails": {
         "task": "couriers.prune_trails",
-        "schedule": 3600.0,
-        "options": {"expires": 3600.0},
+        "schedule": RETENTION_INTERVAL_SECONDS,
+        "options": {"expires": RETENTION_INTERVAL_SECONDS},
+    },
+    # Retention (docs/operations.md "Retention"): what grows without bound is removed when due.
+    "webhooks-delete-old-deliveries": {
+        "task": "webhooks.delete_old_deliveries",
+        "schedule": RETENTION_INTERVAL_SECONDS,
+        "options": {"expires": RETENTION_INTERVAL_SECONDS},
+    },
+    "webhooks-delete-old-events": {
+        "task": "webhooks.delete_old_events",
+        "schedule": RETENTION_INTERVAL_SECONDS,
+        "options": {"expires": RETENTION_INTERVAL_SECONDS},
+    },
+    "tenants-delete-expired-auth-tokens": {
+        "task": "tenants.delete_expired_auth_tokens",
+        "schedule": RETENTION_INTERVAL_SECONDS,
+        "options": {"expires": RETENTION_INTERVAL_SECONDS},
+    },
+    "provisioning-delete-old-invites": {
+        "task": "provisioning.delete_old_invites",
+        "schedule": RETENTION_INTERVAL_SECONDS,
+        "options": {"expires": RETENTION_INTERVAL_SECONDS},
+    },
+    "couriers-delete-old-proof-files": {
+        "task": "couriers.delete_old_proof_files",
+        "schedule": RETENTION_INTERVAL_SECONDS,
+        "options": {"expires": RETENTION_INTERVAL_SECONDS},
+    },
+    "couriers-delete-unused-photos": {
+        "task": "couriers.delete_unused_photos",
+        "schedule": RETENTION_INTERVAL_SECONDS,
+        "options": {"expires": RETENTION_INTERVAL_SECONDS},
     },
 }
 

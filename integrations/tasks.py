@@ -5,6 +5,7 @@ import logging
 from celery import shared_task
 
 from delivery.log_format import log_periodic_result
+from delivery.retention import retention_result
 from integrations.partner import services as partner_services
 from integrations.services import idempotency, sandbox
 
@@ -26,7 +27,7 @@ def expire_idempotency_keys() -> int:
     deleted some."""
     deleted = idempotency.idempotency_keys_expire()
     task = "integrations.expire_idempotency_keys"
-    return log_periodic_result(logger, task, "deleted", deleted, "expired Idempotency-Keys")
+    return retention_result(logger, task, "idempotency_keys", deleted, "expired Idempotency-Keys")
 
 
 @shared_task(name=sandbox.STEP_TASK, acks_late=True, ignore_result=True)

@@ -3,14 +3,17 @@
 import logging
 import secrets
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import password_validation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from delivery import retention
 from delivery.errors import ValidationFailed
 from delivery.fields import one_line
 from provisioning.errors import InviteAlreadyAccepted, InviteExpired, NoPendingInvite
@@ -232,3 +235,23 @@ def invite_accept(*, token: str, password: str) -> Invite:
     invite.accepted_at = timezone.now()
     invite.save(update_fields=["accepted_at"])
     return invite
+
+
+def invites_ended_delete(
+    *, now: datetime | None = None, batch_size: int | None = None, until: float | None = None
+) -> int:
+    """Retention: deletes the invites accepted, or expired, more than INVITE_RETENTION_DAYS ago
+    (their tokens then read 404 `Invite not found`). An expired invite whose membership still
+    waits for it is kept: resend-invite renews that row (one per membership, so they are
+    bounded). Returns how many."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.INVITE_RETENTION_DAYS)
+    waiting = Membership.objects.filter(
+        organization_id=OuterRef("organization_id"), user_id=OuterRef("user_id"), is_active=False
+    )
+    ended = Invite.objects.filter(
+        Q(accepted_at__lt=cutoff)
+        | (Q(accepted_at__isnull=True, expires_at__lt=cutoff) & ~Exists(waiting))
+    )
+    return retention.delete_in_batches(
+        ended, order_by="created_at", batch_size=batch_size, until=until
+    ).removed

@@ -4,7 +4,7 @@ import logging
 
 from celery import shared_task
 
-from delivery.log_format import log_periodic_result
+from delivery.retention import retention_result
 from slots import services
 
 logger = logging.getLogger(__name__)
@@ -16,4 +16,4 @@ def delete_expired_holds() -> int:
     logs a line only when it deleted some."""
     deleted = services.slot_holds_expired_delete()
     task = "slots.delete_expired_holds"
-    return log_periodic_result(logger, task, "deleted", deleted, "expired slot holds")
+    return retention_result(logger, task, "slot_holds", deleted, "expired slot holds")

@@ -198,6 +198,10 @@ class AuthToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
 
+    class Meta:
+        # Retention (tenants.delete_expired_auth_tokens): the expired ones, oldest first.
+        indexes = [models.Index(fields=("expires_at", "id"), name="auth_token_expires")]
+
     def __str__(self) -> str:
         return f"token of {self.user} until {self.expires_at:%Y-%m-%d %H:%M}"
 

@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from delivery import retention
 from delivery import webhook_events as catalog
 from delivery.encryption import encrypt_text
 from delivery.errors import ValidationFailed
@@ -357,6 +358,17 @@ def auth_token_delete_all(*, user: User) -> int:
     """Ends every management token of the user (a password reset logs them out everywhere)."""
     deleted, _ = AuthToken.objects.filter(user=user).delete()
     return deleted
+
+
+def auth_tokens_expired_delete(
+    *, now: datetime | None = None, batch_size: int | None = None, until: float | None = None
+) -> int:
+    """Retention: deletes the management tokens past their `expiresAt` (they answer 401 already;
+    an ended one is deleted when it ends). Returns how many."""
+    expired = AuthToken.objects.filter(expires_at__lte=now or timezone.now())
+    return retention.delete_in_batches(
+        expired, order_by="expires_at", batch_size=batch_size, until=until
+    ).removed
 
 
 def user_get_or_create(*, email: str, name: str = "") -> tuple[User, bool]:

@@ -128,9 +128,13 @@ class DeliveriesRecoverApi(ManagementApiView):
 
         Called by an organization admin with a bearer token, typically after a receiver's outage.
 
+        Failed deliveries are kept 90 days after their last attempt (WEBHOOK_FAILED_RETENTION_DAYS),
+        so `since` may be at most that long ago.
+
         Errors: 400 `since is required`, `until must be after since`, a date-time that is not ISO
-        8601; 401 `Invalid or missing token`; 404 `Organization not found`, `API key not found` (a
-        keyId not of the organization)."""
+        8601, `since must not be more than 90 days ago: failed deliveries are kept 90 days`; 401
+        `Invalid or missing token`; 404 `Organization not found`, `API key not found` (a keyId not
+        of the organization)."""
         organization = self.get_organization()
         serializer = RecoverInput(data=request.data)
         serializer.is_valid(raise_exception=True)

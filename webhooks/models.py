@@ -55,6 +55,10 @@ class Event(models.Model):
                 name="webhook_event_one_open_per_id",
             ),
         ]
+        indexes = [
+            # Retention (webhooks/retention.py): the oldest events first.
+            models.Index(fields=("created_at", "id"), name="webhook_event_created"),
+        ]
         ordering = ("-created_at", "id")
 
     def __str__(self) -> str:
@@ -126,6 +130,18 @@ class Delivery(models.Model):
             models.Index(
                 fields=("organization", "status", "-created_at", "-id"),
                 name="webhook_delivery_org_status",
+            ),
+            # Retention (webhooks/retention.py): delivered ones by when, failed ones by the start
+            # of their last round (their last attempt is at most the schedule's length later).
+            models.Index(
+                fields=("delivered_at", "id"),
+                condition=Q(status="delivered"),
+                name="webhook_delivery_delivered",
+            ),
+            models.Index(
+                fields=("schedule_start", "id"),
+                condition=Q(status="failed"),
+                name="webhook_delivery_failed",
             ),
         ]
         ordering = ("-created_at", "-id")

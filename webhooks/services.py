@@ -10,12 +10,14 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from uuid import UUID
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from webhooks import queueing
+from webhooks import queueing, retention
+from webhooks.errors import DeliveryNotFound, RecoverSinceBeyondRetention
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus
 
 logger = logging.getLogger(__name__)
@@ -53,8 +55,11 @@ def delivery_redeliver(*, delivery: Delivery) -> Delivery:
     delivery = (
         Delivery.objects.select_for_update(of=("self",))
         .select_related("api_key")
-        .get(pk=delivery.pk)
+        .filter(pk=delivery.pk)
+        .first()
     )
+    if delivery is None:  # deleted by retention since it was read
+        raise DeliveryNotFound()
     if delivery.api_key.is_active and delivery.api_key.webhook_url:
         delivery.url = delivery.api_key.webhook_url
     delivery.status = DeliveryStatus.PENDING
@@ -83,7 +88,12 @@ def deliveries_recover(
     was down gets the events back in the order they happened (strictly so with one attempt in
     flight per destination). Each delivery is
     recovered once, even by concurrent calls (docs/contract.md "Management API").
+
+    A `since` older than the failed deliveries' retention is refused (400): the deliveries
+    before it were deleted, and a recovery that silently skips them would look complete.
     """
+    if since is not None and since < retention.failed_kept_since():
+        raise RecoverSinceBeyondRetention(settings.WEBHOOK_FAILED_RETENTION_DAYS)
     deliveries = Delivery.objects.filter(
         organization_id=organization_id, status=DeliveryStatus.FAILED
     )

@@ -6,7 +6,8 @@ import logging
 from celery import shared_task
 
 from delivery.log_format import log_periodic_result
-from webhooks import queueing, sending, services
+from delivery.retention import retention_result
+from webhooks import queueing, retention, sending, services
 
 logger = logging.getLogger(__name__)
 
@@ -25,3 +26,26 @@ def sweep() -> int:
     it runs every few seconds)."""
     queued = services.deliveries_sweep()
     return log_periodic_result(logger, "webhooks.sweep", "queued", queued, "due deliveries")
+
+
+@shared_task(name="webhooks.delete_old_deliveries", acks_late=True, ignore_result=True)
+def delete_old_deliveries() -> int:
+    """Retention: delivered deliveries go after 30 days, failed ones 90 days after their last
+    attempt (the settings), with their attempts and then their events; pending ones never."""
+    pruned = retention.deliveries_expired_delete()
+    return retention_result(
+        logger,
+        "webhooks.delete_old_deliveries",
+        "webhook_deliveries",
+        pruned.run.removed,
+        f"webhook deliveries and {pruned.events} of their events",
+        along={"webhook_events": pruned.events},
+    )
+
+
+@shared_task(name="webhooks.delete_old_events", acks_late=True, ignore_result=True)
+def delete_old_events() -> int:
+    """Retention: events that never had a delivery, after the longer retention (90 days)."""
+    removed = retention.events_unreferenced_delete()
+    task = "webhooks.delete_old_events"
+    return retention_result(logger, task, "webhook_events", removed, "webhook events")

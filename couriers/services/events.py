@@ -120,10 +120,14 @@ def signature_png(data_url: str) -> bytes:
 
 
 def _photos_of(driver: Driver, photo_ids: list[uuid.UUID]) -> list[CourierPhoto]:
-    """The driver's own photos named by `photo_ids`, in that order; 400 for any other id."""
-    found = {
-        photo.id: photo for photo in CourierPhoto.objects.filter(driver=driver, id__in=photo_ids)
-    }
+    """The driver's own photos named by `photo_ids`, in that order; 400 for any other id.
+
+    Locked until the proof that links them commits: the unused-photo retention deletes a photo
+    only under its lock (couriers/services/retention.py), so one it took first is not found."""
+    photos = CourierPhoto.objects.select_for_update(no_key=True).filter(
+        driver=driver, id__in=photo_ids
+    )
+    found = {photo.id: photo for photo in photos}
     for photo_id in photo_ids:
         if photo_id not in found:
             raise PhotoNotFound(str(photo_id))

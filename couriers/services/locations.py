@@ -5,12 +5,14 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from couriers import selectors
 from couriers.models import DriverPosition, LocationPoint
 from couriers.services.events import event_time_check
+from delivery import retention
 from dispatch import timing
 from dispatch.matrix import haversine_matrix
 from dispatch.models import PlanRoute, PlanStop
@@ -20,7 +22,6 @@ from tenants.models import Driver
 from webhooks import catalog
 from webhooks import events as webhook_events
 
-TRAIL_LIFETIME = timedelta(hours=24)
 #: contract "Couriers": an ETA that moves this much is news for the partner (`order.eta_updated`)
 ETA_NEWS_THRESHOLD = timedelta(minutes=10)
 #: the stops still ahead of the driver
@@ -66,7 +67,7 @@ def driver_locations_record(*, driver: Driver, points: list[PointDraft]) -> Loca
         )
         for point in points
     )
-    LocationPoint.objects.filter(driver=driver, at__lt=now - TRAIL_LIFETIME).delete()
+    LocationPoint.objects.filter(driver=driver, at__lt=now - trail_lifetime()).delete()
     newest = max(points, key=lambda point: point.at)
     if not _position_move(driver, newest, now=now):
         return LocationsRecorded(points=len(points), etas_moved=0)
@@ -76,11 +77,21 @@ def driver_locations_record(*, driver: Driver, points: list[PointDraft]) -> Loca
     return LocationsRecorded(points=len(points), etas_moved=moved)
 
 
-def trails_prune(*, now: datetime | None = None) -> int:
-    """Deletes every trail point older than 24 hours; how many."""
-    cutoff = (now or timezone.now()) - TRAIL_LIFETIME
-    deleted, _ = LocationPoint.objects.filter(at__lt=cutoff).delete()
-    return deleted
+def trail_lifetime() -> timedelta:
+    """How long trail points are kept (COURIER_TRAIL_RETENTION_HOURS; the contract's 24 hours)."""
+    return timedelta(hours=settings.COURIER_TRAIL_RETENTION_HOURS)
+
+
+def trails_prune(
+    *, now: datetime | None = None, batch_size: int | None = None, until: float | None = None
+) -> int:
+    """Deletes every trail point older than the trail's lifetime, also of drivers who stopped
+    sending (a driver's own batch prunes only their trail), in batches that keep no request
+    waiting (delivery/retention.py); how many."""
+    old = LocationPoint.objects.filter(at__lt=(now or timezone.now()) - trail_lifetime())
+    return retention.delete_in_batches(
+        old, order_by="at", batch_size=batch_size, until=until
+    ).removed
 
 
 def _position_move(driver: Driver, point: PointDraft, *, now: datetime) -> bool:

@@ -14,7 +14,7 @@ from django.db.models import F, Model
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from delivery import metrics
+from delivery import metrics, retention
 from delivery.fields import parse_uuid
 from slots import selectors
 from slots.errors import SlotHoldExpired, SlotHoldMismatch, SlotHoldNotFound, SlotHoldUsed
@@ -143,17 +143,25 @@ def slot_hold_release(*, api_key_id: UUID | str, hold_id: UUID | str) -> None:
         slot_zone_changed(zone=zone)
 
 
-@transaction.atomic
-def slot_holds_expired_delete(*, now: datetime | None = None) -> int:
-    """Deletes the holds expired at `now` (they already count for nothing) and emits
-    `erp.slots.updated` for the zones whose unused holds gave places back. Safe to run twice:
-    the second run finds nothing. Returns how many were deleted."""
-    now = now or timezone.now()
-    expired = SlotHold.objects.filter(expires_at__lte=now)
-    zone_ids = set(
-        expired.filter(used_at=None).values_list("template__zone_id", flat=True).distinct()
-    )
-    deleted, _ = expired.delete()
-    for zone in Zone.objects.filter(pk__in=zone_ids).order_by("id"):
-        slot_zone_changed(zone=zone)
-    return deleted
+def slot_holds_expired_delete(
+    *, now: datetime | None = None, batch_size: int | None = None, until: float | None = None
+) -> int:
+    """Deletes the holds expired at `now` (they already count for nothing) in batches that keep
+    no request waiting (delivery/retention.py), and emits `erp.slots.updated` for the zones whose
+    unused holds gave places back, in each batch's transaction. Safe to run twice, and two at
+    once: each hold is deleted by one of them. Returns how many were deleted."""
+    expired = SlotHold.objects.filter(expires_at__lte=now or timezone.now())
+
+    def delete_and_tell(pks: list) -> int:
+        batch = SlotHold.objects.filter(pk__in=pks)
+        zone_ids = set(
+            batch.filter(used_at=None).values_list("template__zone_id", flat=True).distinct()
+        )
+        batch.delete()
+        for zone in Zone.objects.filter(pk__in=zone_ids).order_by("id"):
+            slot_zone_changed(zone=zone)
+        return len(pks)
+
+    return retention.in_batches(
+        expired, delete_and_tell, order_by="expires_at", batch_size=batch_size, until=until
+    ).removed

@@ -96,6 +96,9 @@ RULES_OPENAPI_CANNOT_STATE = {
     r"(points\[\d+\]\.)?at must not be more than (24 hours ago|2 minutes ahead)": (
         "the service's clock"
     ),
+    r"since must not be more than \d+ days ago: failed deliveries are kept \d+ days": (
+        "the service's clock and its retention"
+    ),
     r"(points\[\d+\]\.)?at: at must carry a UTC offset \(Z or \+01:00\)": (
         "a date-time's offset, which the format leaves optional"
     ),

@@ -197,6 +197,18 @@ def test_keys_expire_after_24_hours(client, caplog):
 
 
 @pytest.mark.django_db
+def test_expiry_goes_in_batches(client):
+    """Retention's batches (delivery/retention.py): 5 expired keys, 2 a batch, all deleted."""
+    for n in range(5):
+        with time_machine.travel(timezone.now() - timedelta(hours=25, seconds=n), tick=False):
+            body = builders.partner_order(externalRef=f"PO-{n}")
+            assert post(client, body, f"key-{n}").status_code == 201
+
+    assert idempotency_keys_expire(batch_size=2) == 5
+    assert not IdempotencyKey.objects.exists()
+
+
+@pytest.mark.django_db
 def test_an_expired_key_not_yet_swept_is_a_new_key(client):
     assert posted_25_hours_ago(client, "key-1").status_code == 201
 

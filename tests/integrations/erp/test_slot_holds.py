@@ -7,10 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from integrations.models import Order
+from slots import services as slot_services
 from slots import tasks as slot_tasks
 from slots.models import SlotBooking, SlotDay, SlotHold
 from tests import builders
 from tests.conftest import assert_error
+from webhooks.models import Event
 from zones import services as zone_services
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("traveller")]
@@ -404,6 +406,26 @@ def test_the_sweep_deletes_expired_holds_and_is_safe_to_run_twice(
     assert availability(organization, zone)["booked"] == 2  # the order and the live hold
     # The places given back are reported (coalesced into the hour's erp.slots.updated).
     assert len(builders.events_named("erp.slots.updated", organization)) >= updates
+
+
+def test_the_sweep_goes_in_batches_and_tells_each_batch_s_zone(
+    organization, client, zone, traveller
+):
+    """Retention's batches (delivery/retention.py): 5 expired holds, 2 a batch, all deleted; the
+    places they gave back are reported in each batch's transaction."""
+    template = builders.slot_template(zone, day_of_week=0, start="08:00", capacity=5)
+    for _ in range(5):
+        held_id(client, template, ttlSeconds=60)
+    assert availability(organization, zone)["available"] == 0
+    traveller.move_to(builders.NOW + timedelta(minutes=2))
+    Event.objects.filter(organization=organization).update(is_open=False)  # sent since
+
+    assert slot_services.slot_holds_expired_delete(batch_size=2) == 5
+
+    assert not SlotHold.objects.exists()
+    assert availability(organization, zone)["available"] == 5
+    reported = [e for e in builders.events_named("erp.slots.updated", organization) if e.is_open]
+    assert len(reported) == 1  # the three batches' reports coalesce into the hour's event
 
 
 # ----- release -----
