@@ -158,8 +158,8 @@ _BULK_BATCH = 1000
 
 def events_emit(*, emits: list[EventToEmit]) -> list[Event]:
     """`event_emit` for many events with fresh ids (no `event_id`, no coalescing) in the
-    caller's transaction (a plan's commit): the events in one INSERT, their keys in one query,
-    their deliveries in one INSERT, whatever their number.
+    caller's transaction (a plan's commit): the events in one INSERT (per thousand), their keys
+    in one query, their deliveries in one INSERT (per thousand), whatever their number.
 
     The events are timed a microsecond apart in list order, the last now, so a destination's
     deliveries are due, and sent, in the order emitted (oldest first). A destination's burst

@@ -25,7 +25,7 @@ never moved to another driver and always comes first on its own driver's route.
 
 Set-based: the orders are read once, with their locks; each check and each move is decided in
 Python (the status machine's own rule, `order_services.orders_transition`), and written in a
-few statements whatever the number of orders (docs/performance.md "Dispatch").
+few statements whatever the number of orders (docs/performance.md "Query paths").
 """
 
 from collections import defaultdict

@@ -139,6 +139,36 @@ def order_insert(
     return order
 
 
+#: the order's columns a move writes (what `_move_apply` may change)
+TRANSITION_FIELDS = [
+    "status",
+    "driver",
+    "eta",
+    "released_at",
+    "held_until",
+    "failure_reason",
+    "updated_at",
+]
+
+
+@dataclass(frozen=True)
+class OrderMove:
+    """One order's move to `to_status` for `orders_transition`, with what entering it needs
+    (as `order_transition` takes them)."""
+
+    order: Order
+    to_status: str
+    driver: Driver | None = None
+    eta: datetime | None = None
+    reason: str = ""
+    failure_reason: str = ""
+    event_extra: dict | None = None
+
+
+#: rows per INSERT of the history (PostgreSQL takes at most 65,535 parameters)
+BULK_BATCH = 1000
+
+
 def order_transition(
     *,
     order: Order,
@@ -168,7 +198,6 @@ def order_transition(
     with transaction.atomic():
         locked = Order.objects.select_for_update().get(pk=order.pk)
         history = _move_apply(
-            locked,
             OrderMove(
                 order=locked,
                 to_status=to_status,
@@ -199,32 +228,6 @@ def order_transition(
     return locked
 
 
-#: the order's columns a move writes (what `_move_apply` may change)
-TRANSITION_FIELDS = [
-    "status",
-    "driver",
-    "eta",
-    "released_at",
-    "held_until",
-    "failure_reason",
-    "updated_at",
-]
-
-
-@dataclass(frozen=True)
-class OrderMove:
-    """One order's move to `to_status` for `orders_transition`, with what entering it needs
-    (as `order_transition` takes them)."""
-
-    order: Order
-    to_status: str
-    driver: Driver | None = None
-    eta: datetime | None = None
-    reason: str = ""
-    failure_reason: str = ""
-    event_extra: dict | None = None
-
-
 def orders_transition(*, moves: list[OrderMove], actor: str = "") -> None:
     """`order_transition` for many orders whose rows the caller locked in its transaction (a
     plan's commit): the same machine, checks, errors, fields, history rows and partner events,
@@ -232,10 +235,9 @@ def orders_transition(*, moves: list[OrderMove], actor: str = "") -> None:
 
     Written in a few statements whatever the number of moves: the orders (one UPDATE of the
     columns a move writes, `statements.orders_move`), their history rows (one INSERT) and their
-    partner events (the outbox's bulk emit).
-    An error raises before anything is written (the objects already moved in memory go with
-    the caller's transaction, rolled back). Entering `cancelled` or `failed` (capacity freed
-    order by order) is `order_transition`'s alone.
+    partner events (the outbox's bulk emit). An error raises before anything is written (the
+    objects already moved in memory go with the caller's transaction, rolled back). Entering
+    `cancelled` or `failed` (capacity freed order by order) is `order_transition`'s alone.
     """
     for move in moves:
         _arguments_check(move.to_status, move.failure_reason)
@@ -249,7 +251,7 @@ def orders_transition(*, moves: list[OrderMove], actor: str = "") -> None:
         order = move.order
         if moved.setdefault(order.pk, order) is not order:
             raise ValueError(f"order {order.pk} given as two objects")
-        history.append(_move_apply(order, move, actor=actor, now=now))
+        history.append(_move_apply(move, actor=actor, now=now))
         event = _partner_event(order, move.reason, move.event_extra)
         if event is not None:
             events.append(event)
@@ -275,10 +277,6 @@ def orders_transition(*, moves: list[OrderMove], actor: str = "") -> None:
         webhook_events.order_events_emit(events=events)
 
 
-#: rows per INSERT of the history (PostgreSQL takes at most 65,535 parameters)
-BULK_BATCH = 1000
-
-
 def _arguments_check(to_status: str, failure_reason: str) -> None:
     if to_status not in OrderStatus.values:
         raise ValueError(f"unknown order status {to_status!r}")
@@ -286,10 +284,11 @@ def _arguments_check(to_status: str, failure_reason: str) -> None:
         raise ValueError(f"unknown failure reason {failure_reason!r}")
 
 
-def _move_apply(order: Order, move: OrderMove, *, actor: str, now: datetime) -> OrderStatusEvent:
+def _move_apply(move: OrderMove, *, actor: str, now: datetime) -> OrderStatusEvent:
     """THE rule of a move, for one order and many alike: checks it against the machine and
     what entering its status needs, sets the order's fields, and answers its history row
-    (unsaved). `order` is read under its row lock."""
+    (unsaved). The order was read under its row lock."""
+    order = move.order
     from_status = order.status
     if move.to_status not in ALLOWED_TRANSITIONS[from_status]:
         raise TransitionNotAllowed(
