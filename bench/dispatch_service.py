@@ -400,7 +400,8 @@ def render(figures: dict, minutes: float, loads: tuple[float, float]) -> tuple[s
         "",
         "The commit's events are queued when its transaction commits, so the first "
         "`order.assigned` arrives about when the commit's transaction ends; `POST commit "
-        "answered` includes queueing one delivery task per event after it.",
+        "answered` includes queueing a delivery task per in-flight slot of the receiver after "
+        "it (the other deliveries wait for a slot: those tasks send them batch after batch).",
     ]
     return "\n".join(lines), ready_pass and webhooks_pass
 
