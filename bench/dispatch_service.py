@@ -15,7 +15,8 @@ service.
 3. A warm-up plan of another day (imports, connections), then the measured one: `POST
    .../dispatch/plans`, the plan read every 50 ms until `ready`; its steps (reading, matrix,
    solving, writing) from the plan's `timings`. Then `POST .../commit` and the time until the
-   receiver has every `order.assigned` (the last first arrival).
+   receiver has every `order.assigned` (the last first arrival), with the CPU the service's
+   processes and its PostgreSQL backends spent on them (bench/cpu.py).
 
 `run()` answers the markdown section (bench/dispatch.py `--only service` calls it); run as a
 script it writes bench/results/dispatch-service.md.
@@ -39,7 +40,7 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench import harness  # noqa: E402 - needs the repository root on the path
+from bench import cpu, harness  # noqa: E402 - needs the repository root on the path
 
 DATABASE = os.environ.get("BENCH_DISPATCH_DATABASE", "bench_dispatch_service")
 PORT = int(os.environ.get("BENCH_DISPATCH_PORT", "8023"))
@@ -75,6 +76,8 @@ SHIFT = (wall(8), wall(18))
 WINDOWS = ((8, 10), (10, 12), (12, 14), (14, 16), (16, 18))
 WARM_UP_ORDERS = 20
 
+#: the CPU groups (bench/cpu.py) reported, in order: the service's processes and its database
+CPU_GROUPS = ("web", "worker", "pg")
 #: the goals (docs/performance.md "Dispatch"), milliseconds
 READY_BEYOND_SOLVER_MS = 2_000
 COMMIT_TO_LAST_WEBHOOK_MS = 5_000
@@ -263,7 +266,7 @@ def _plan_until_ready(day: Day, on: date) -> tuple[str, float, dict]:
 # ----- the run -----
 
 
-def measure(day: Day) -> dict:
+def measure(day: Day, groups: cpu.ProcessGroups) -> dict:
     from dispatch.models import Plan  # noqa: PLC0415 - Django is set up by run()
 
     print("warm-up plan", flush=True)
@@ -275,15 +278,19 @@ def measure(day: Day) -> dict:
     routed = sum(len(route["stops"]) for route in read["routes"])
 
     print("commit", flush=True)
+    load_at_commit = os.getloadavg()[0]
+    before = groups.snapshot()
     committed_at = time.time()
     status, commit = _call("POST", f"{day.plans_url}/{plan_id}/commit", day.token)
     commit_seconds = time.time() - committed_at
+    answered = groups.snapshot()
     if status != 200:
         raise RuntimeError(f"commit answered {status}: {commit}")
     deadline = time.monotonic() + 120
     while _receiver("/count")["unique"] < routed and time.monotonic() < deadline:
         time.sleep(0.05)
     arrivals = sorted(_receiver("/arrivals").values())
+    received = groups.snapshot()
     return {
         "ready_ms": ready_seconds * 1000,
         "timings": stored.timings,
@@ -296,6 +303,10 @@ def measure(day: Day) -> dict:
         "webhooks": len(arrivals),
         "first_webhook_ms": (arrivals[0] - committed_at) * 1000 if arrivals else None,
         "last_webhook_ms": (arrivals[-1] - committed_at) * 1000 if arrivals else None,
+        # CPU milliseconds per group: the commit's request, and up to the last order.assigned
+        "commit_cpu_ms": {k: v * 1000 for k, v in (answered - before).items()},
+        "webhooks_cpu_ms": {k: v * 1000 for k, v in (received - before).items()},
+        "load_at_commit": load_at_commit,
     }
 
 
@@ -310,6 +321,10 @@ def render(figures: dict, minutes: float, loads: tuple[float, float]) -> tuple[s
 
     def verdict(passed: bool) -> str:
         return "PASS" if passed else "FAIL"
+
+    def cpu_split(spent: dict) -> str:
+        parts = [spent[group] for group in CPU_GROUPS]
+        return f"{sum(parts):.0f} ({' + '.join(f'{part:.0f}' for part in parts)})"
 
     rows = [
         ("POST plans → ready (polled every 50 ms)", f"{figures['ready_ms']:.0f}", "-", "-"),
@@ -336,6 +351,12 @@ def render(figures: dict, minutes: float, loads: tuple[float, float]) -> tuple[s
         ),
         ("POST commit answered", f"{figures['commit_ms']:.0f}", "-", "-"),
         (
+            "&nbsp;&nbsp;its CPU: web + worker + PostgreSQL",
+            cpu_split(figures["commit_cpu_ms"]),
+            "-",
+            "-",
+        ),
+        (
             "commit → first order.assigned received",
             f"{figures['first_webhook_ms']:.0f}" if figures["first_webhook_ms"] else "-",
             "-",
@@ -346,6 +367,12 @@ def render(figures: dict, minutes: float, loads: tuple[float, float]) -> tuple[s
             f"{last:.0f}" if last is not None else "-",
             f"<= {COMMIT_TO_LAST_WEBHOOK_MS}, all {ORDERS}",
             verdict(webhooks_pass),
+        ),
+        (
+            "&nbsp;&nbsp;CPU from commit to the last: web + worker + PostgreSQL",
+            cpu_split(figures["webhooks_cpu_ms"]),
+            "-",
+            "-",
         ),
     ]
     lines = [
@@ -361,8 +388,11 @@ def render(figures: dict, minutes: float, loads: tuple[float, float]) -> tuple[s
         f"receiver (bench/webhooks/receiver.py). Result: {figures['routes']} routes, "
         f"{figures['routed']} stops, {figures['distance_km']:.1f} km in all (what a rerun "
         f"repeats). One run, {minutes:.1f} minutes, on a shared 2-core "
-        f"machine (load average {loads[0]:.1f} at start, {loads[1]:.1f} at end): "
-        "times, unlike the plan, move with the load.",
+        f"machine (load average {loads[0]:.1f} at start, "
+        f"{figures['load_at_commit']:.1f} at the commit, {loads[1]:.1f} at end): "
+        "times, unlike the plan, move with the load; CPU milliseconds (bench/cpu.py: the "
+        "gunicorn tree, the Celery worker and beat, the database's PostgreSQL backends; the "
+        "loopback receiver and Redis, shared, left out) move less.",
         "",
         "| measure | ms | goal | result |",
         "|---|---:|---|---|",
@@ -370,7 +400,8 @@ def render(figures: dict, minutes: float, loads: tuple[float, float]) -> tuple[s
         "",
         "The commit's events are queued when its transaction commits, so the first "
         "`order.assigned` arrives about when the commit's transaction ends; `POST commit "
-        "answered` includes queueing one delivery task per event after it.",
+        "answered` includes queueing a delivery task per in-flight slot of the receiver after "
+        "it (the other deliveries wait for a slot: those tasks send them batch after batch).",
     ]
     return "\n".join(lines), ready_pass and webhooks_pass
 
@@ -398,7 +429,17 @@ def run() -> tuple[str, bool]:
         service = harness.Service(env=env, port=PORT, log="bench-dispatch-service")
         service.start()
         try:
-            figures = measure(day)
+            web, *workers = (process.pid for process in service.processes)
+            groups = cpu.service_groups(
+                web=[web],
+                worker=workers,
+                database=DATABASE,
+                redis_url=REDIS_URL,
+                exclude_backends=lambda: (
+                    [connection.connection.info.backend_pid] if connection.connection else []
+                ),
+            )
+            figures = measure(day, groups)
         finally:
             service.stop()
     finally:

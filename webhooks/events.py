@@ -15,15 +15,17 @@ id from an older one.
 """
 
 import uuid
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from datetime import date as date_type
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
 from tenants.models import ApiKey, Platform
-from webhooks import catalog, queueing
+from webhooks import catalog, queueing, sending
 from webhooks.models import Delivery, Event, Family
 
 ORDER_EVENTS = catalog.ORDER_EVENTS
@@ -104,15 +106,12 @@ def _delivery_create(event: Event, *, platform: str | None) -> None:
     or does not take this event (contract "Webhooks", and "Couriers" for opt-in events)."""
     keys = ApiKey.objects.filter(
         organization_id=event.organization_id,
-        platform=Platform.ERP if event.family == Family.ERP else platform,
+        platform=_key_platform(event.family, platform),
         is_active=True,
     ).values_list("pk", "webhook_url", "webhook_events")
     # One active key per platform (tenants' constraint).
     key_id, url, events = next(iter(keys), (None, "", None))
-    # An opt-in event (`order.eta_updated`) goes only to keys that name it: NULL (every event
-    # of the interface) does not take it.
-    takes = event.name in events if events is not None else event.name not in catalog.OPT_IN_EVENTS
-    if not url or not takes:
+    if not _takes(event.name, url, events):
         return
     now = event.created_at
     delivery = Delivery(
@@ -127,6 +126,119 @@ def _delivery_create(event: Event, *, platform: str | None) -> None:
     )
     Delivery.objects.bulk_create([delivery])
     queueing.delivery_enqueue_on_commit(delivery.id)
+
+
+def _key_platform(family: str, platform: str | None) -> str | None:
+    """The platform of the key an event goes to: the order's, or `erp` for ERP events."""
+    return Platform.ERP if family == Family.ERP else platform
+
+
+def _takes(name: str, url: str, events: list[str] | None) -> bool:
+    """Whether a key with this webhook URL and `webhook_events` gets event `name`: an opt-in
+    event (`order.eta_updated`) goes only to keys that name it, NULL (every event of the
+    interface) does not take it."""
+    takes = name in events if events is not None else name not in catalog.OPT_IN_EVENTS
+    return bool(url) and takes
+
+
+@dataclass(frozen=True)
+class EventToEmit:
+    """One event for `events_emit`, as `event_emit` takes it (with a fresh id)."""
+
+    organization_id: Any
+    family: str
+    event: str
+    payload: dict
+    platform: str | None = None
+
+
+#: rows per INSERT of a bulk emit (PostgreSQL takes at most 65,535 parameters)
+_BULK_BATCH = 1000
+
+
+def events_emit(*, emits: list[EventToEmit]) -> list[Event]:
+    """`event_emit` for many events with fresh ids (no `event_id`, no coalescing) in the
+    caller's transaction (a plan's commit): the events in one INSERT (per thousand), their keys
+    in one query, their deliveries in one INSERT (per thousand), whatever their number.
+
+    The events are timed a microsecond apart in list order, the last now, so a destination's
+    deliveries are due, and sent, in the order emitted (oldest first). A destination's burst
+    gets a message per slot it may use (`queueing.in_flight_limit()`), for the first delivery
+    of each of its first DELIVERY_BATCH batches, which a task claims with its batch; the others
+    wait for a slot (`queued_at` NULL), as a recovery's do: the task that ends a batch sends the
+    destination's waiting ones next (sending.delivery_send), and the sweep queues any left. A
+    thousand deliveries then cost the worker a few messages, not a thousand.
+    """
+    for emit in emits:
+        if emit.family not in Family.values:
+            raise ValueError(f"unknown webhook family {emit.family!r}")
+    if not emits:
+        return []
+    now = timezone.now()
+    recorded = []
+    for n, emit in enumerate(emits, start=1):
+        at = now - timedelta(microseconds=len(emits) - n)
+        recorded.append(
+            Event(
+                organization_id=emit.organization_id,
+                family=emit.family,
+                name=emit.event,
+                event_id=_new_partner_event_id(),
+                payload=emit.payload,
+                created_at=at,
+                updated_at=at,
+            )
+        )
+    with transaction.atomic(savepoint=False):
+        Event.objects.bulk_create(recorded, batch_size=_BULK_BATCH)
+        deliveries = _deliveries_make(recorded, emits)
+        Delivery.objects.bulk_create(deliveries, batch_size=_BULK_BATCH)
+    for delivery in deliveries:
+        if delivery.queued_at is not None:
+            queueing.delivery_enqueue_on_commit(delivery.id)
+    return recorded
+
+
+def _deliveries_make(recorded: list[Event], emits: list[EventToEmit]) -> list[Delivery]:
+    """The deliveries of `recorded` (unsaved), by the rules of `_delivery_create`, their keys
+    read in one query; per key, the first of each of its first batches queued (one per slot),
+    the others waiting."""
+    wanted = {
+        (str(emit.organization_id), _key_platform(emit.family, emit.platform)) for emit in emits
+    }
+    keys = {
+        (str(organization_id), platform): (key_id, url, events)
+        for organization_id, platform, key_id, url, events in ApiKey.objects.filter(
+            organization_id__in={organization_id for organization_id, _ in wanted},
+            platform__in={platform for _, platform in wanted},
+            is_active=True,
+        ).values_list("organization_id", "platform", "pk", "webhook_url", "webhook_events")
+    }
+    deliveries: list[Delivery] = []
+    per_key: dict = {}
+    queued_batches = queueing.in_flight_limit()
+    for event, emit in zip(recorded, emits, strict=True):
+        key = (str(emit.organization_id), _key_platform(emit.family, emit.platform))
+        key_id, url, events = keys.get(key, (None, "", None))
+        if not _takes(event.name, url, events):
+            continue
+        at = event.created_at
+        batch, place = divmod(per_key.get(key_id, 0), sending.DELIVERY_BATCH)
+        per_key[key_id] = per_key.get(key_id, 0) + 1
+        queued = place == 0 and batch < queued_batches
+        deliveries.append(
+            Delivery(
+                organization_id=event.organization_id,
+                event=event,
+                api_key_id=key_id,
+                url=url,
+                schedule_start=at,
+                next_attempt_at=at,
+                queued_at=at if queued else None,
+                created_at=at,
+            )
+        )
+    return deliveries
 
 
 # Partner family
@@ -147,18 +259,54 @@ def order_event_emit(
 ) -> None:
     """Emits `event` (one of ORDER_EVENTS, or an opt-in order event such as
     `order.eta_updated`) for an order, in the caller's transaction."""
+    event_emit(
+        organization_id=organization_id,
+        family=Family.PARTNER,
+        event=event,
+        payload=_order_payload(event, order_id, status, external_ref, extra),
+        platform=platform,
+    )
+
+
+@dataclass(frozen=True)
+class OrderEvent:
+    """One order's partner event for `order_events_emit`, as `order_event_emit` takes it."""
+
+    order_id: Any
+    organization_id: Any
+    platform: str
+    event: str
+    status: str
+    external_ref: str
+    extra: dict | None = None
+
+
+def order_events_emit(*, events: list[OrderEvent]) -> None:
+    """`order_event_emit` for many orders' events at once (a plan's commit), in the caller's
+    transaction and in list order: the same payloads, recorded by `events_emit`."""
+    events_emit(
+        emits=[
+            EventToEmit(
+                organization_id=item.organization_id,
+                family=Family.PARTNER,
+                event=item.event,
+                payload=_order_payload(
+                    item.event, item.order_id, item.status, item.external_ref, item.extra
+                ),
+                platform=item.platform,
+            )
+            for item in events
+        ]
+    )
+
+
+def _order_payload(event: str, order_id, status: str, external_ref: str, extra) -> dict:
     if event not in ORDER_EVENTS and event not in catalog.OPT_IN_EVENTS:
         raise ValueError(f"unknown partner event {event!r}")
     payload = {"id": str(order_id), "status": status, "externalRef": external_ref}
     if extra:
         payload.update(extra)
-    event_emit(
-        organization_id=organization_id,
-        family=Family.PARTNER,
-        event=event,
-        payload=payload,
-        platform=platform,
-    )
+    return payload
 
 
 # ERP family

@@ -22,6 +22,10 @@ under way on their routes and not placed by this plan (started stops, assignment
 since planning, orders of the superseded plans' other zones) keep their driver: they are carried
 onto that driver's route of this plan, started stops first, the others last. A started stop is
 never moved to another driver and always comes first on its own driver's route.
+
+Set-based: the orders are read once, with their locks; each check and each move is decided in
+Python (the status machine's own rule, `order_services.orders_transition`), and written in a
+few statements whatever the number of orders (docs/performance.md "Query paths").
 """
 
 from collections import defaultdict
@@ -42,10 +46,11 @@ from dispatch.models import (
     PlanStatus,
     PlanStop,
 )
-from dispatch.services.moves import route_retime
+from dispatch.services.moves import ROUTE_TIMES, route_timed
 from dispatch.services.order_versions import order_version, version_change
 from integrations.models import Order, OrderStatus
 from integrations.services import orders as order_services
+from zones.models import Zone
 
 #: statuses in which an order is on its driver's route and must stay there
 STARTED_STATUSES = (OrderStatus.PICKED_UP, OrderStatus.IN_TRANSIT)
@@ -209,8 +214,7 @@ def _commit(plan: Plan, superseded: list[Plan]) -> CommitResult:
     commit.place_planned_stops()
     commit.carry_superseded_stops()
     sequences = commit.store_routes()
-    commit.assign(sequences)
-    commit.unassign_left_out()
+    commit.move_orders(sequences)
 
     Plan.objects.filter(pk__in=[item.pk for item in superseded]).update(
         status=PlanStatus.SUPERSEDED
@@ -222,24 +226,30 @@ def _commit(plan: Plan, superseded: list[Plan]) -> CommitResult:
     return commit.result
 
 
+#: rows per statement of the commit's bulk writes (PostgreSQL takes at most 65,535 parameters)
+BULK_BATCH = 1000
+
+
 class _Commit:
     """One commit's state, step by step (`_commit` runs them in order)."""
 
     def __init__(self, plan: Plan, superseded: list[Plan]):
         self.plan = plan
         self.result = CommitResult(plan=plan)
-        self.stops = list(
-            PlanStop.objects.filter(plan=plan)
-            .select_related("route__driver")
-            .order_by("route_id", "sequence", "id")
+        self.stops = _with_routes(
+            PlanStop.objects.filter(plan=plan).order_by("route_id", "sequence", "id"),
+            PlanRoute.objects.filter(plan=plan).select_related("driver"),
         )
+        #: each stored stop's place as read, so only the stops that move are written
+        self.stored = {stop.pk: (stop.route_id, stop.sequence, stop.eta) for stop in self.stops}
         self.left_out = {
             row.order_id: row for row in PlanLeftOut.objects.filter(plan=plan, excluded=False)
         }
-        self.old_stops = list(
-            PlanStop.objects.filter(plan__in=superseded)
-            .select_related("route__driver", "route__zone")
-            .order_by("plan__committed_at", "route_id", "sequence", "id")
+        self.old_stops = _with_routes(
+            PlanStop.objects.filter(plan__in=superseded).order_by(
+                "plan__committed_at", "route_id", "sequence", "id"
+            ),
+            PlanRoute.objects.filter(plan__in=superseded).select_related("driver", "zone"),
         )
         self.busy_drivers = set(
             PlanRoute.objects.filter(
@@ -255,6 +265,9 @@ class _Commit:
         self.kept: dict[UUID, list[PlanStop]] = defaultdict(list)
         self.carried: dict[UUID, list[PlanStop]] = defaultdict(list)
         self.placed: set[UUID] = set()
+        #: what leaves the plan: skipped stops, left-out rows of orders carried onto a route
+        self.dropped_stops: list[int] = []
+        self.dropped_left_out: list[int] = []
 
     def lock_orders(self) -> None:
         order_ids = sorted(
@@ -267,9 +280,14 @@ class _Commit:
             order.pk: order
             for order in Order.objects.select_for_update(of=("self",))
             .filter(pk__in=order_ids)
-            .select_related("zone", "driver", "slot_booking")
+            .select_related("slot_booking")
             .order_by("pk")
         }
+        # Their few zones once (the partner's ETA is shown in its zone's time), not per order.
+        zones = Zone.objects.in_bulk({order.zone_id for order in self.orders.values()} - {None})
+        for order in self.orders.values():
+            if order.zone_id is not None:
+                order.zone = zones[order.zone_id]
 
     def place_planned_stops(self) -> None:
         """Keeps each stop the plan can still make; a skipped one leaves the route."""
@@ -281,7 +299,7 @@ class _Commit:
                 self.placed.add(stop.order_id)
             else:
                 self.result.skipped.append(Skipped(stop.order_id, reason))
-                stop.delete()
+                self.dropped_stops.append(stop.pk)
 
     def carry_superseded_stops(self) -> None:
         """What the superseded routes still carry and this plan does not place stays with its
@@ -296,7 +314,7 @@ class _Commit:
             if row is not None and version_change(row.order_version, order) is None:
                 continue  # the plan leaves it unassigned knowing it as it is: unassigned below
             if row is not None:
-                row.delete()
+                self.dropped_left_out.append(row.pk)
                 del self.left_out[old.order_id]
             route = _route_for(self.plan, old.route, self.routes)
             self.carried[route.driver_id].append(_stop_copy(old, self.plan, route, order))
@@ -305,42 +323,92 @@ class _Commit:
                 self.plan.zone_ids = sorted([*self.plan.zone_ids, order.zone_id], key=str)
 
     def store_routes(self) -> dict[PlanRoute, list[PlanStop]]:
-        """Each route's stops, started ones first, numbered and re-timed; empty routes go."""
+        """Each route's stops, started ones first, numbered and re-timed; empty routes go.
+        Timed in memory, then written at once: only the stops that moved, the carried ones,
+        and the routes' times (the unique (route, sequence) is checked at commit: deferred)."""
+        PlanStop.objects.filter(pk__in=self.dropped_stops).delete()
+        PlanLeftOut.objects.filter(pk__in=self.dropped_left_out).delete()
         sequences: dict[PlanRoute, list[PlanStop]] = {}
+        empty: list[UUID] = []
         for driver_id, route in self.routes.items():
             stops = _started_first(self.kept[driver_id] + self.carried[driver_id], self.orders)
             if stops:
                 sequences[route] = stops
             else:
-                route.delete()
-        routes_renumber(sequences)
-        for route in sequences:
-            route_retime(plan=self.plan, route=route)
+                empty.append(route.pk)
+        PlanRoute.objects.filter(pk__in=empty).delete()
+        moved: list[PlanStop] = []
+        new: list[PlanStop] = []
+        for route, stops in sequences.items():
+            for stop in stops:
+                stop.route = route
+            route_timed(plan=self.plan, route=route, stops=stops)
+            for stop in stops:
+                if stop.pk is None or stop.pk not in self.stored:
+                    new.append(stop)
+                elif self.stored[stop.pk] != (stop.route_id, stop.sequence, stop.eta):
+                    moved.append(stop)
+        PlanStop.objects.bulk_update(moved, ["route", "sequence", "eta"], batch_size=BULK_BATCH)
+        PlanStop.objects.bulk_create(new, batch_size=BULK_BATCH)
+        PlanRoute.objects.bulk_update(list(sequences), ROUTE_TIMES, batch_size=BULK_BATCH)
         return sequences
 
-    def assign(self, sequences: dict[PlanRoute, list[PlanStop]]) -> None:
+    def move_orders(self, sequences: dict[PlanRoute, list[PlanStop]]) -> None:
+        """Each order on a route assigned to its driver with its stop's ETA (route by route, in
+        sequence); each the plan leaves unassigned, assigned when planned and unchanged since,
+        waits for a driver again, as the plan shows. One bulk move through the machine."""
         carried = {stop.order_id for stops in self.carried.values() for stop in stops}
-        for route in sequences:
-            for stop in route.stops.order_by("sequence"):
-                assigned = _assign(self.orders[stop.order_id], route, stop)
-                if assigned and stop.order_id not in carried:
+        unassigned: list[order_services.OrderMove] = []
+        assigned: list[order_services.OrderMove] = []
+        eta_moved: list[Order] = []
+        for route, stops in sequences.items():
+            for stop in stops:
+                order = self.orders[stop.order_id]
+                if order.status not in (*WAITING_STATUSES, OrderStatus.ASSIGNED):
+                    continue  # under way: it keeps its place, never moved through the machine
+                if stop.order_id not in carried:
                     self.result.assigned += 1
-
-    def unassign_left_out(self) -> None:
-        """An order the plan leaves unassigned, assigned when planned and unchanged since, waits
-        for a driver again, as the plan shows."""
+                if order.status == OrderStatus.ASSIGNED and order.driver_id == route.driver_id:
+                    # Same driver: the partner already knows; only the ETA (and place) move.
+                    if order.eta != stop.eta:
+                        order.eta = stop.eta
+                        eta_moved.append(order)
+                    continue
+                if order.status == OrderStatus.ASSIGNED:
+                    # Another driver: unassigned, then assigned again, so the partner hears the
+                    # new driver.
+                    unassigned.append(_unassign(order, "Re-planned to another driver"))
+                assigned.append(
+                    order_services.OrderMove(
+                        order=order,
+                        to_status=OrderStatus.ASSIGNED,
+                        driver=route.driver,
+                        eta=stop.eta,
+                    )
+                )
         for row in self.left_out.values():
             order = self.orders[row.order_id]
             if (
                 order.status == OrderStatus.ASSIGNED
                 and version_change(row.order_version, order) is None
             ):
-                order_services.order_transition(
-                    order=order,
-                    to_status=OrderStatus.DISPATCHING,
-                    actor=COMMIT_ACTOR,
-                    reason="Not on any route of the committed plan",
-                )
+                unassigned.append(_unassign(order, "Not on any route of the committed plan"))
+        if eta_moved:
+            order_services.orders_eta_set(orders=eta_moved)
+        order_services.orders_transition(moves=unassigned + assigned, actor=COMMIT_ACTOR)
+
+
+def _with_routes(stops, routes) -> list[PlanStop]:
+    """The stops, each with its route (read once, not once per stop)."""
+    by_id = {route.pk: route for route in routes}
+    stops = list(stops)
+    for stop in stops:
+        stop.route = by_id[stop.route_id]
+    return stops
+
+
+def _unassign(order: Order, reason: str) -> order_services.OrderMove:
+    return order_services.OrderMove(order=order, to_status=OrderStatus.DISPATCHING, reason=reason)
 
 
 def _stop_copy(old: PlanStop, plan: Plan, route: PlanRoute, order: Order) -> PlanStop:
@@ -359,32 +427,3 @@ def _stop_copy(old: PlanStop, plan: Plan, route: PlanRoute, order: Order) -> Pla
         service_seconds=old.service_seconds,
         order_version=order_version(order),
     )
-
-
-def _assign(order: Order, route: PlanRoute, stop: PlanStop) -> bool:
-    """Assigns `order` to the route's driver with the stop's ETA; answers whether it is assigned
-    on the route now (a started order only keeps its place)."""
-    if order.status not in (*WAITING_STATUSES, OrderStatus.ASSIGNED):
-        return False  # under way: it keeps its place, never moved through the machine again
-    driver = route.driver
-    if order.status == OrderStatus.ASSIGNED and order.driver_id == driver.id:
-        # Same driver: the partner already knows; only the ETA (and place) move, no new event.
-        if order.eta != stop.eta:
-            order_services.order_eta_set(order=order, eta=stop.eta)
-        return True
-    if order.status == OrderStatus.ASSIGNED:
-        # Another driver: unassigned, then assigned again, so the partner hears the new driver.
-        order_services.order_transition(
-            order=order,
-            to_status=OrderStatus.DISPATCHING,
-            actor=COMMIT_ACTOR,
-            reason="Re-planned to another driver",
-        )
-    order_services.order_transition(
-        order=order,
-        to_status=OrderStatus.ASSIGNED,
-        actor=COMMIT_ACTOR,
-        driver=driver,
-        eta=stop.eta,
-    )
-    return True

@@ -50,10 +50,35 @@ def _seconds(route: PlanRoute, moment) -> int:
     return int((moment - route.shift_start).total_seconds())
 
 
+#: a route's columns its timing sets (`route_timed`)
+ROUTE_TIMES = ["start_at", "end_at", "travel_seconds", "distance_meters"]
+
+
 def route_retime(*, plan: Plan, route: PlanRoute) -> list[MoveWarning]:
     """Re-times `route` from its stops in sequence (numbering them from 1) and stores the ETAs
     and totals; answers what the route breaks. Seconds count from the route's shift start."""
     stops = list(route.stops.select_related("order").order_by("sequence", "id"))
+    timed = route_timed(plan=plan, route=route, stops=stops)
+    PlanStop.objects.bulk_update(stops, ["sequence", "eta"])
+    route.save(update_fields=ROUTE_TIMES)
+    by_order = {str(stop.order_id): stop for stop in stops}
+    warnings = [_warning(found, by_order, route) for found in timed.warnings]
+    warnings += [
+        MoveWarning(
+            reason=LeftOutReason.VEHICLE,
+            order_id=stop.order_id,
+            external_ref=stop.order.external_ref,
+            message=f"Order {stop.order.external_ref} needs a {_vehicle_needed(stop)} vehicle",
+        )
+        for stop in stops
+        if _vehicle_needed(stop) and not _fits(stop, route.vehicle_type)
+    ]
+    return warnings
+
+
+def route_timed(*, plan: Plan, route: PlanRoute, stops: list[PlanStop]) -> timing.RouteTiming:
+    """Times `route` through `stops` in this order, in memory only (storing is the caller's):
+    numbers them from 1, sets each one's ETA and the route's ROUTE_TIMES; answers the timing."""
     points = [(route.depot_lat, route.depot_lng), *((stop.lat, stop.lng) for stop in stops)]
     matrices = matrices_for(
         points, speed_kmh=plan.travel_speed_kmh, detour_factor=plan.detour_factor
@@ -82,25 +107,11 @@ def route_retime(*, plan: Plan, route: PlanRoute) -> list[MoveWarning]:
     for sequence, (stop, eta) in enumerate(zip(stops, timed.etas, strict=True), start=1):
         stop.sequence = sequence
         stop.eta = origin + _delta(eta)
-    PlanStop.objects.bulk_update(stops, ["sequence", "eta"])
     route.start_at = origin + _delta(timed.start)
     route.end_at = origin + _delta(timed.end)
     route.travel_seconds = timed.travel_seconds
     route.distance_meters = timed.distance_meters
-    route.save(update_fields=["start_at", "end_at", "travel_seconds", "distance_meters"])
-    by_order = {str(stop.order_id): stop for stop in stops}
-    warnings = [_warning(found, by_order, route) for found in timed.warnings]
-    warnings += [
-        MoveWarning(
-            reason=LeftOutReason.VEHICLE,
-            order_id=stop.order_id,
-            external_ref=stop.order.external_ref,
-            message=f"Order {stop.order.external_ref} needs a {_vehicle_needed(stop)} vehicle",
-        )
-        for stop in stops
-        if _vehicle_needed(stop) and not _fits(stop, route.vehicle_type)
-    ]
-    return warnings
+    return timed
 
 
 def _delta(seconds: int) -> timedelta:

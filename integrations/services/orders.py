@@ -3,16 +3,20 @@
 `order_transition` is THE one way an order changes status (contract "Orders"): it checks the
 machine, writes the history row, frees window or slot capacity on entering `cancelled` or
 `failed`, and emits the partner family's `order.*` event, all in one transaction.
+`orders_transition` is the same move for many orders at once (a plan's commit), in a few
+statements whatever their number; both apply one move by `_move_apply`.
 """
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from delivery.timezones import zone_tz
+from integrations import statements
 from integrations.errors import (
     DriverInactive,
     DriverRequired,
@@ -135,6 +139,36 @@ def order_insert(
     return order
 
 
+#: the order's columns a move writes (what `_move_apply` may change)
+TRANSITION_FIELDS = [
+    "status",
+    "driver",
+    "eta",
+    "released_at",
+    "held_until",
+    "failure_reason",
+    "updated_at",
+]
+
+
+@dataclass(frozen=True)
+class OrderMove:
+    """One order's move to `to_status` for `orders_transition`, with what entering it needs
+    (as `order_transition` takes them)."""
+
+    order: Order
+    to_status: str
+    driver: Driver | None = None
+    eta: datetime | None = None
+    reason: str = ""
+    failure_reason: str = ""
+    event_extra: dict | None = None
+
+
+#: rows per INSERT of the history (PostgreSQL takes at most 65,535 parameters)
+BULK_BATCH = 1000
+
+
 def order_transition(
     *,
     order: Order,
@@ -160,51 +194,126 @@ def order_transition(
       with `event_extra` in its payload (`order.delivered` always carries a `proof` summary).
     The order row is locked while it changes, so concurrent transitions see each other.
     """
+    _arguments_check(to_status, failure_reason)
+    with transaction.atomic():
+        locked = Order.objects.select_for_update().get(pk=order.pk)
+        history = _move_apply(
+            OrderMove(
+                order=locked,
+                to_status=to_status,
+                driver=driver,
+                eta=eta,
+                reason=reason,
+                failure_reason=failure_reason,
+                event_extra=event_extra,
+            ),
+            actor=actor,
+            now=timezone.now(),
+        )
+        locked.save(update_fields=TRANSITION_FIELDS)
+        history.save()
+        if to_status in INACTIVE_STATUSES:
+            _capacity_free(locked)
+        event = _partner_event(locked, reason, event_extra)
+        if event is not None:
+            webhook_events.order_event_emit(
+                order_id=event.order_id,
+                organization_id=event.organization_id,
+                platform=event.platform,
+                event=event.event,
+                status=event.status,
+                external_ref=event.external_ref,
+                extra=event.extra,
+            )
+    return locked
+
+
+def orders_transition(*, moves: list[OrderMove], actor: str = "") -> None:
+    """`order_transition` for many orders whose rows the caller locked in its transaction (a
+    plan's commit): the same machine, checks, errors, fields, history rows and partner events,
+    each move applied in list order (an order may move twice), to the caller's objects.
+
+    Written in a few statements whatever the number of moves: the orders (one UPDATE of the
+    columns a move writes, `statements.orders_move`), their history rows (one INSERT) and their
+    partner events (the outbox's bulk emit). An error raises before anything is written (the
+    objects already moved in memory go with the caller's transaction, rolled back). Entering
+    `cancelled` or `failed` (capacity freed order by order) is `order_transition`'s alone.
+    """
+    for move in moves:
+        _arguments_check(move.to_status, move.failure_reason)
+        if move.to_status in INACTIVE_STATUSES:
+            raise ValueError(f"{move.to_status!r} frees capacity: use order_transition")
+    now = timezone.now()
+    moved: dict[Any, Order] = {}
+    history: list[OrderStatusEvent] = []
+    events: list[webhook_events.OrderEvent] = []
+    for move in moves:
+        order = move.order
+        if moved.setdefault(order.pk, order) is not order:
+            raise ValueError(f"order {order.pk} given as two objects")
+        history.append(_move_apply(move, actor=actor, now=now))
+        event = _partner_event(order, move.reason, move.event_extra)
+        if event is not None:
+            events.append(event)
+    if not moved:
+        return
+    orders = list(moved.values())
+    with transaction.atomic(savepoint=False):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                statements.orders_move(Order._meta.db_table),
+                {
+                    "ids": [order.pk for order in orders],
+                    "statuses": [order.status for order in orders],
+                    "drivers": [order.driver_id for order in orders],
+                    "etas": [order.eta for order in orders],
+                    "released": [order.released_at for order in orders],
+                    "held": [order.held_until for order in orders],
+                    "failure_reasons": [order.failure_reason for order in orders],
+                    "updated": [order.updated_at for order in orders],
+                },
+            )
+        OrderStatusEvent.objects.bulk_create(history, batch_size=BULK_BATCH)
+        webhook_events.order_events_emit(events=events)
+
+
+def _arguments_check(to_status: str, failure_reason: str) -> None:
     if to_status not in OrderStatus.values:
         raise ValueError(f"unknown order status {to_status!r}")
     if failure_reason and failure_reason not in FailureReason.values:
         raise ValueError(f"unknown failure reason {failure_reason!r}")
-    with transaction.atomic():
-        locked = Order.objects.select_for_update().get(pk=order.pk)
-        from_status = locked.status
-        if to_status not in ALLOWED_TRANSITIONS[from_status]:
-            raise TransitionNotAllowed(
-                external_ref=locked.external_ref,
-                verb=TRANSITION_VERBS[to_status],
-                status=from_status,
-            )
-        now = timezone.now()
-        _entering_fields_set(
-            locked, to_status, driver=driver, failure_reason=failure_reason, eta=eta, now=now
+
+
+def _move_apply(move: OrderMove, *, actor: str, now: datetime) -> OrderStatusEvent:
+    """THE rule of a move, for one order and many alike: checks it against the machine and
+    what entering its status needs, sets the order's fields, and answers its history row
+    (unsaved). The order was read under its row lock."""
+    order = move.order
+    from_status = order.status
+    if move.to_status not in ALLOWED_TRANSITIONS[from_status]:
+        raise TransitionNotAllowed(
+            external_ref=order.external_ref,
+            verb=TRANSITION_VERBS[move.to_status],
+            status=from_status,
         )
-        locked.status = to_status
-        locked.updated_at = now
-        locked.save(
-            update_fields=[
-                "status",
-                "driver",
-                "eta",
-                "released_at",
-                "held_until",
-                "failure_reason",
-                "updated_at",
-            ]
-        )
-        OrderStatusEvent.objects.create(
-            order=locked,
-            from_status=from_status,
-            to_status=to_status,
-            at=now,
-            actor=actor[:200],
-            reason=(reason or failure_reason)[:500],
-        )
-        if to_status in INACTIVE_STATUSES:
-            _capacity_free(locked)
-        if locked.family == OrderFamily.PARTNER and to_status in PARTNER_EVENTS:
-            _partner_event_emit(
-                locked, PARTNER_EVENTS[to_status], reason=reason, event_extra=event_extra
-            )
-    return locked
+    _entering_fields_set(
+        order,
+        move.to_status,
+        driver=move.driver,
+        failure_reason=move.failure_reason,
+        eta=move.eta,
+        now=now,
+    )
+    order.status = move.to_status
+    order.updated_at = now
+    return OrderStatusEvent(
+        order=order,
+        from_status=from_status,
+        to_status=move.to_status,
+        at=now,
+        actor=actor[:200],
+        reason=(move.reason or move.failure_reason)[:500],
+    )
 
 
 def _entering_fields_set(
@@ -312,9 +421,14 @@ def _capacity_free(order: Order) -> None:
     slot_services.slot_booking_release(order=order)
 
 
-def _partner_event_emit(
-    order: Order, event: str, *, reason: str = "", event_extra: dict | None = None
-) -> None:
+def _partner_event(
+    order: Order, reason: str = "", event_extra: dict | None = None
+) -> webhook_events.OrderEvent | None:
+    """The partner event entering the order's status emits (contract "Orders"), None for an
+    ERP order or a status that emits none."""
+    if order.family != OrderFamily.PARTNER or order.status not in PARTNER_EVENTS:
+        return None
+    event = PARTNER_EVENTS[order.status]
     extra: dict = {}
     if event == "order.assigned" and order.driver is not None:
         extra["driver"] = {
@@ -330,7 +444,7 @@ def _partner_event_emit(
     if event == "order.delivered":
         extra["proof"] = NO_PROOF
     extra.update(event_extra or {})
-    webhook_events.order_event_emit(
+    return webhook_events.OrderEvent(
         order_id=order.id,
         organization_id=order.organization_id,
         platform=order.platform,
