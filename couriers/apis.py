@@ -28,6 +28,7 @@ from couriers.serializers import (
     RouteQuery,
     RouteStopOutput,
     StopEventInput,
+    location_drafts,
 )
 from couriers.services import events as event_services
 from couriers.services import locations as location_services
@@ -341,7 +342,7 @@ class CourierLocationsApi(CourierApiView):
           not be more than 2 minutes ahead`
 
         - 401 `Invalid or missing token`"""
-        drafts = valid_serializer(LocationsInput, request.data).drafts()
+        drafts = location_drafts(request.data)
         recorded = location_services.driver_locations_record(driver=self.driver, points=drafts)
         return Response(LocationsOutput(recorded).data, status=202)
 

@@ -5,17 +5,18 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from uuid import UUID
 
+from django.db import connection
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
+from couriers import statements
 from couriers.errors import ProofNotFound
 from couriers.models import CourierPhoto, DriverAccessToken, StopProof
 from delivery.fields import parse_uuid
 from delivery.timezones import zone_tz
-from dispatch.models import DriverZone, PlanRoute, PlanStatus, PlanStop, StopKind
+from dispatch.models import PlanRoute, PlanStatus, PlanStop, StopKind
 from integrations.errors import OrderNotFound
 from integrations.models import Order, OrderStatus, OrderStatusEvent, ServiceType
-from slots.models import SlotPolicy
 from tenants.errors import InvalidToken
 from tenants.models import Driver
 from tenants.services import secret_digest
@@ -71,20 +72,13 @@ def driver_order_get(*, driver: Driver, order_id: UUID | str) -> Order:
 def driver_timezone(*, driver: Driver) -> tzinfo:
     """The driver's zone time: the time zone of a zone they serve, else the organization's
     slot policy's (contract "Slots and windows": a zone's own time zone defaults to it)."""
-    served = (
-        DriverZone.objects.filter(driver=driver)
-        .order_by("zone__name", "zone_id")
-        .values_list("zone__timezone", flat=True)
-        .first()
-    )
-    if served:
-        return zone_tz(served)
-    policy = (
-        SlotPolicy.objects.filter(organization_id=driver.organization_id)
-        .values_list("timezone", flat=True)
-        .first()
-    )
-    return zone_tz(policy or "UTC")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            statements.DRIVER_TIMEZONE,
+            {"driver": driver.id, "organization": driver.organization_id},
+        )
+        (name,) = cursor.fetchone()
+    return zone_tz(name)
 
 
 def driver_today(*, driver: Driver, now: datetime | None = None) -> date:

@@ -26,8 +26,10 @@ from delivery.fields import (
     choice_field,
     declare,
     field_messages,
+    is_json_number,
+    parse_datetime,
 )
-from delivery.serializers import CrossFieldSerializer, OutputSerializer
+from delivery.serializers import CrossFieldSerializer, OutputSerializer, valid_serializer
 from integrations.models import FailureReason
 
 #: a 200 KB PNG in base64 (4 characters per 3 bytes) with its `data:image/png;base64,` prefix
@@ -277,6 +279,55 @@ class LocationsInput(serializers.Serializer):
 
     def drafts(self) -> list[PointDraft]:
         return [PointDraft(**point) for point in self.validated_data["points"]]
+
+
+#: a point's optional numbers: (field, PointDraft's name, largest value), each from 0
+_POINT_NUMBERS = (
+    ("accuracyM", "accuracy_m", 100_000),
+    ("speedMps", "speed_mps", 100),
+    ("heading", "heading", 360),
+)
+
+
+def location_drafts(data) -> list[PointDraft]:
+    """A location batch's points (LocationsInput's rules and messages). A courier app sends one
+    every few seconds, and a DRF serializer per point would cost most of the request: plain code
+    reads a batch of plainly valid points, and anything else goes through LocationsInput, which
+    names every problem."""
+    drafts = _plain_drafts(data)
+    return drafts if drafts is not None else valid_serializer(LocationsInput, data).drafts()
+
+
+def _plain_drafts(data) -> list[PointDraft] | None:
+    """The points as LocationsInput reads them when each is plainly valid, else None."""
+    points = data.get("points") if isinstance(data, dict) else None
+    if not isinstance(points, list) or not 1 <= len(points) <= MAX_POINTS:
+        return None
+    drafts = []
+    for point in points:
+        if not isinstance(point, dict):
+            return None
+        lat, lng = point.get("lat"), point.get("lng")
+        at = parse_datetime(point.get("at"))
+        if not (
+            is_json_number(lat)
+            and -90 <= lat <= 90
+            and is_json_number(lng)
+            and -180 <= lng <= 180
+            and at is not None
+            and not timezone.is_naive(at)
+        ):
+            return None
+        numbers = {}
+        for field, name, largest in _POINT_NUMBERS:
+            value = point.get(field)
+            if value is not None:
+                if not (is_json_number(value) and 0 <= value <= largest):
+                    return None
+                value = float(value)
+            numbers[name] = value
+        drafts.append(PointDraft(lat=float(lat), lng=float(lng), at=at, **numbers))
+    return drafts
 
 
 class LocationsOutput(OutputSerializer):

@@ -5,14 +5,16 @@ machine, writes the history row, frees window or slot capacity on entering `canc
 `failed`, and emits the partner family's `order.*` event, all in one transaction.
 """
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from delivery.timezones import zone_tz
+from integrations import statements
 from integrations.errors import (
     DriverInactive,
     DriverRequired,
@@ -296,13 +298,17 @@ def order_eta_set(*, order: Order, eta: datetime | None) -> None:
     order.eta = eta
 
 
-def orders_eta_set(*, orders: list[Order]) -> None:
+def orders_eta_set(*, etas: Mapping[UUID, datetime]) -> None:
     """`order_eta_set` for many orders at once (a courier's position re-times a route): each
-    order's `eta` as the caller set it, in one statement; no event."""
-    now = timezone.now()
-    for order in orders:
-        order.updated_at = now
-    Order.objects.bulk_update(orders, ["eta", "updated_at"])
+    order of `etas` (order id: new ETA) in one statement, in the caller's transaction; no
+    event."""
+    if not etas:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            statements.ORDERS_ETA_SET,
+            {"ids": list(etas), "etas": list(etas.values()), "now": timezone.now()},
+        )
 
 
 def _capacity_free(order: Order) -> None:
