@@ -114,7 +114,7 @@ def signature_png(data_url: str) -> bytes:
     if not raw or len(raw) > SIGNATURE_MAX_BYTES:
         raise SignatureInvalid()
     try:
-        return image_reencode(raw, formats=("PNG",)).content
+        return image_reencode(raw, formats=("PNG",), drawing=True).content
     except ImageRefused:
         raise SignatureInvalid() from None
 
