@@ -53,19 +53,6 @@ def driver_orders(*, driver: Driver) -> QuerySet[Order]:
     return Order.objects.filter(organization_id=driver.organization_id, driver=driver)
 
 
-def driver_order_get(*, driver: Driver, order_id: UUID | str) -> Order:
-    """404 `Order not found` for a malformed or unknown id, and for another driver's order."""
-    parsed = parse_uuid(order_id)
-    order = (
-        driver_orders(driver=driver).filter(pk=parsed).select_related("zone").order_by().first()
-        if parsed
-        else None
-    )
-    if order is None:
-        raise OrderNotFound()
-    return order
-
-
 # ----- the day's route -----
 
 
@@ -134,30 +121,46 @@ class OrderStop:
     lng: float | None
 
 
-def driver_stop(*, driver: Driver, order: Order) -> tuple[OrderStop, tzinfo]:
-    """The order as a stop of the driver (and the zone time its times are shown in)."""
-    stop = (
-        PlanStop.objects.filter(
-            order=order, route__driver=driver, plan__status=PlanStatus.COMMITTED
-        )
-        .select_related("route__zone")
-        .order_by("-plan__committed_at", "-plan__created_at")
-        .first()
+def driver_order_stop(
+    *, driver: Driver, order_id: UUID | str, lock: bool = False
+) -> tuple[OrderStop, tzinfo]:
+    """The driver's order `order_id` as their stop (and the zone time its times are shown in):
+    its place on the driver's committed route, or the order alone when it is on none. 404
+    `Order not found` for a malformed or unknown id, and for another driver's order. With
+    `lock`, the order's row is locked (FOR UPDATE) in the caller's transaction.
+
+    One query (statements.DRIVER_ORDER_STOP) for the order, its stop and their zone times: a
+    courier's every event reads it."""
+    parsed = parse_uuid(order_id)
+    if parsed is None:
+        raise OrderNotFound()
+    read = statements.DRIVER_ORDER_STOP_LOCKED if lock else statements.DRIVER_ORDER_STOP
+    found = Order.objects.raw(
+        read,
+        {
+            "order": parsed,
+            "organization": driver.organization_id,
+            "driver": driver.id,
+            "committed": PlanStatus.COMMITTED.value,
+        },
     )
-    if stop is not None:
+    order = next(iter(found), None)
+    if order is None:
+        raise OrderNotFound()
+    if order.stop_kind is not None:
         shown = OrderStop(
             order,
             order.id,
-            stop.sequence,
-            stop.eta,
-            stop.window_start,
-            stop.window_end,
-            stop.kind,
-            stop.lat,
-            stop.lng,
+            order.stop_sequence,
+            order.stop_eta,
+            order.stop_window_start,
+            order.stop_window_end,
+            order.stop_kind,
+            order.stop_lat,
+            order.stop_lng,
         )
-        return shown, zone_tz(stop.route.zone.timezone)
-    tz = zone_tz(order.zone.timezone) if order.zone_id else driver_timezone(driver=driver)
+        return shown, zone_tz(order.stop_timezone)
+    tz = zone_tz(order.order_timezone) if order.zone_id else driver_timezone(driver=driver)
     kind = StopKind.PICKUP if order.service_type == ServiceType.RETURN else StopKind.DELIVERY
     shown = OrderStop(
         order,

@@ -29,7 +29,12 @@ from delivery.fields import (
     is_json_number,
     parse_datetime,
 )
-from delivery.serializers import CrossFieldSerializer, OutputSerializer, valid_serializer
+from delivery.serializers import (
+    CrossFieldSerializer,
+    LeafFieldsCopied,
+    OutputSerializer,
+    valid_serializer,
+)
 from integrations.models import FailureReason
 
 #: a 200 KB PNG in base64 (4 characters per 3 bytes) with its `data:image/png;base64,` prefix
@@ -103,7 +108,7 @@ class PhotoOutput(OutputSerializer):
     photoId = serializers.UUIDField(source="id")
 
 
-class LocationInput(serializers.Serializer):
+class LocationInput(LeafFieldsCopied, serializers.Serializer):
     lat = CoordinateField("location.lat", 90)
     lng = CoordinateField("location.lng", 180)
     accuracyM = StrictFloatField(
@@ -124,7 +129,7 @@ class _SignatureField(StrictCharField):
             self.fail("max_length", max_length=self.max_length)
 
 
-class ProofInput(serializers.Serializer):
+class ProofInput(LeafFieldsCopied, serializers.Serializer):
     recipientName = NamedTextField("proof.recipientName", 200, required=False)
     barcode = NamedTextField("proof.barcode", 200, required=False)
     signature = _SignatureField(
@@ -146,7 +151,7 @@ class ProofInput(serializers.Serializer):
     )
 
 
-class StopEventInput(serializers.Serializer):
+class StopEventInput(LeafFieldsCopied, serializers.Serializer):
     type = choice_field("type", EventType.values, missing="type required")
     at = DateTimeTextField("at", required=False, allow_null=True)
     location = LocationInput(required=False, allow_null=True)
@@ -254,7 +259,7 @@ class ProofOutput(serializers.Serializer):
         ]
 
 
-class PointInput(serializers.Serializer):
+class PointInput(LeafFieldsCopied, serializers.Serializer):
     lat = CoordinateField("lat", 90)
     lng = CoordinateField("lng", 180)
     at = DateTimeTextField("at")
@@ -272,7 +277,7 @@ class PointInput(serializers.Serializer):
         return value
 
 
-class LocationsInput(serializers.Serializer):
+class LocationsInput(LeafFieldsCopied, serializers.Serializer):
     points = declare(
         PointInput(
             many=True,

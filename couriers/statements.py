@@ -1,15 +1,15 @@
 """The couriers app's hand-written SQL, one named statement each (the rest is the ORM).
 
-They serve the courier app's most frequent request, a location batch (`services/locations.py`),
-sent every few seconds by every driver on the road: as ORM calls (a bulk_create, a delete
-through the collector, an UPDATE then a get_or_create, two subqueries, a read of the stops with
-their route, plan and order, a bulk_update's CASE of one branch per stop) it cost the web
-process several times the work PostgreSQL does for it. Table names come from the models; every
-value is a parameter.
+They serve the courier app's requests that come all day long: a location batch
+(`services/locations.py`), sent every few seconds by every driver on the road, and the stop
+events (`services/events.py`). As ORM calls (a bulk_create, a delete through the collector, an
+UPDATE then a get_or_create, subqueries, reads of the stops with their route, plan, order and
+zones, a bulk_update's CASE of one branch per stop) they cost the web process several times the
+work PostgreSQL does for them. Table names come from the models; every value is a parameter.
 """
 
 from couriers.models import DriverPosition, LocationPoint
-from dispatch.models import DriverZone, Plan, PlanRoute, PlanStop
+from dispatch.models import DispatchPolicy, DriverZone, Plan, PlanRoute, PlanStop
 from integrations.models import Order
 from slots.models import SlotPolicy
 from zones.models import Zone
@@ -23,6 +23,7 @@ _ORDER = Order._meta.db_table
 _DRIVER_ZONE = DriverZone._meta.db_table
 _ZONE = Zone._meta.db_table
 _SLOT_POLICY = SlotPolicy._meta.db_table
+_DISPATCH_POLICY = DispatchPolicy._meta.db_table
 
 #: The name of the driver's zone time (contract "Couriers"): the time zone of the first zone
 #: (by name) the driver serves, else the organization's slot policy's, else UTC. An SQL
@@ -103,4 +104,40 @@ STOP_ETAS_SET = f"""
 UPDATE {_STOP} AS stop SET eta = moved.eta
 FROM unnest(%(ids)s::bigint[], %(etas)s::timestamptz[]) AS moved (id, eta)
 WHERE stop.id = moved.id
+"""  # noqa: S608 - the table name comes from the model, values are parameters
+
+#: The driver's order `order` (`%(organization)s` the driver's organization) with its stop on
+#: the driver's route in a plan of status `committed` (the one committed last, as
+#: `selectors.committed_route` chooses), if any: every column of the order, then `stop_sequence`,
+#: `stop_eta`, `stop_window_start`, `stop_window_end`, `stop_kind`, `stop_lat`, `stop_lng` and
+#: `stop_timezone` (its route's zone's; all NULL without a stop) and `order_timezone` (the
+#: order's zone's). No row for an unknown order or another driver's. For Order.objects.raw.
+DRIVER_ORDER_STOP = f"""
+SELECT o.*, s.sequence AS stop_sequence, s.eta AS stop_eta,
+       s.window_start AS stop_window_start, s.window_end AS stop_window_end,
+       s.kind AS stop_kind, s.lat AS stop_lat, s.lng AS stop_lng,
+       s.timezone AS stop_timezone, oz.timezone AS order_timezone
+FROM {_ORDER} o
+LEFT JOIN {_ZONE} oz ON oz.id = o.zone_id
+LEFT JOIN LATERAL (
+    SELECT ps.sequence, ps.eta, ps.window_start, ps.window_end, ps.kind, ps.lat, ps.lng,
+           rz.timezone
+    FROM {_STOP} ps
+    JOIN {_ROUTE} r ON r.id = ps.route_id
+    JOIN {_PLAN} p ON p.id = ps.plan_id
+    JOIN {_ZONE} rz ON rz.id = r.zone_id
+    WHERE ps.order_id = o.id AND r.driver_id = %(driver)s AND p.status = %(committed)s
+    ORDER BY p.committed_at DESC, p.created_at DESC
+    LIMIT 1
+) s ON true
+WHERE o.id = %(order)s AND o.organization_id = %(organization)s AND o.driver_id = %(driver)s
+"""  # noqa: S608 - table names come from the models, values are parameters
+#: DRIVER_ORDER_STOP with the order's row locked (FOR UPDATE) in the caller's transaction.
+DRIVER_ORDER_STOP_LOCKED = f"{DRIVER_ORDER_STOP}FOR UPDATE OF o\n"
+
+#: What the dispatch policy of organization `%(organization)s` asks of a delivery's proof: one
+#: row (`require_signature`, `require_photo`), none without a policy.
+PROOF_POLICY = f"""
+SELECT require_signature, require_photo FROM {_DISPATCH_POLICY}
+WHERE organization_id = %(organization)s
 """  # noqa: S608 - the table name comes from the model, values are parameters
