@@ -25,16 +25,13 @@ from tenants.services import secret_digest
 def driver_token_authenticate(*, value: str) -> Driver:
     """The active driver (of an active organization) whose token `value` is; 401 otherwise.
 
-    One indexed query by the token's digest, and the digest compared again in constant time."""
+    One indexed query by the token's digest (statements.DRIVER_BY_TOKEN: every courier request
+    starts with it), and the digest compared again in constant time."""
     digest = secret_digest(value)
-    token = (
-        DriverAccessToken.objects.select_related("driver")
-        .filter(digest=digest, driver__is_active=True, driver__organization__is_active=True)
-        .first()
-    )
-    if token is None or not hmac.compare_digest(token.digest, digest):
+    driver = next(iter(Driver.objects.raw(statements.DRIVER_BY_TOKEN, {"digest": digest})), None)
+    if driver is None or not hmac.compare_digest(driver.token_digest, digest):
         raise InvalidToken()
-    return token.driver
+    return driver
 
 
 def driver_token_get(*, driver: Driver) -> DriverAccessToken | None:

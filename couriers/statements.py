@@ -1,19 +1,24 @@
 """The couriers app's hand-written SQL, one named statement each (the rest is the ORM).
 
 They serve the courier app's requests that come all day long: a location batch
-(`services/locations.py`), sent every few seconds by every driver on the road, and the stop
-events (`services/events.py`). As ORM calls (a bulk_create, a delete through the collector, an
-UPDATE then a get_or_create, subqueries, reads of the stops with their route, plan, order and
-zones, a bulk_update's CASE of one branch per stop) they cost the web process several times the
-work PostgreSQL does for them. Table names come from the models; every value is a parameter.
+(`services/locations.py`), sent every few seconds by every driver on the road, the stop events
+(`services/events.py`), and the token lookup each of them starts with. As ORM calls (a
+bulk_create, a delete through the collector, an UPDATE then a get_or_create, subqueries, reads
+of the stops with their route, plan, order and zones, a bulk_update's CASE of one branch per
+stop) they cost the web process several times the work PostgreSQL does for them. Table names
+come from the models; every value is a parameter.
 """
 
-from couriers.models import DriverPosition, LocationPoint
+from couriers.models import DriverAccessToken, DriverPosition, LocationPoint
 from dispatch.models import DispatchPolicy, DriverZone, Plan, PlanRoute, PlanStop
 from integrations.models import Order
 from slots.models import SlotPolicy
+from tenants.models import Driver, Organization
 from zones.models import Zone
 
+_TOKEN = DriverAccessToken._meta.db_table
+_DRIVER = Driver._meta.db_table
+_ORGANIZATION = Organization._meta.db_table
 _POINT = LocationPoint._meta.db_table
 _POSITION = DriverPosition._meta.db_table
 _STOP = PlanStop._meta.db_table
@@ -24,6 +29,16 @@ _DRIVER_ZONE = DriverZone._meta.db_table
 _ZONE = Zone._meta.db_table
 _SLOT_POLICY = SlotPolicy._meta.db_table
 _DISPATCH_POLICY = DispatchPolicy._meta.db_table
+
+#: The active driver of an active organization whose access token has the digest `digest`:
+#: every column of the driver, and `token_digest`. For Driver.objects.raw.
+DRIVER_BY_TOKEN = f"""
+SELECT d.*, t.digest AS token_digest
+FROM {_TOKEN} t
+JOIN {_DRIVER} d ON d.id = t.driver_id
+JOIN {_ORGANIZATION} o ON o.id = d.organization_id
+WHERE t.digest = %(digest)s AND d.is_active AND o.is_active
+"""  # noqa: S608 - table names come from the models, values are parameters
 
 #: The name of the driver's zone time (contract "Couriers"): the time zone of the first zone
 #: (by name) the driver serves, else the organization's slot policy's, else UTC. An SQL
