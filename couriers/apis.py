@@ -1,6 +1,8 @@
 """The courier API (`/api/courier/...`), drivers' access tokens and the proof reads of the
 management and partner APIs (contract "Couriers")."""
 
+from dataclasses import replace
+
 from django.core.files.storage import storages
 from django.db import transaction
 from django.http import FileResponse
@@ -28,6 +30,7 @@ from couriers.serializers import (
     RouteQuery,
     RouteStopOutput,
     StopEventInput,
+    location_drafts,
 )
 from couriers.services import events as event_services
 from couriers.services import locations as location_services
@@ -216,21 +219,24 @@ class CourierOrderEventsApi(CourierApiView):
         driver = self.driver
         # A body that is not JSON is a 400 whatever the order (contract "Errors"): read it first.
         body = request.data
-        order = selectors.driver_order_get(driver=driver, order_id=order_id)
-        key = idempotency.idempotency_key_read(request.headers.get(IDEMPOTENCY_HEADER))
+        header = request.headers.get(IDEMPOTENCY_HEADER)
 
         def record() -> tuple[int, dict]:
+            # The order is read once, with its row lock and its stop, in the event's transaction.
+            stop, tz = selectors.driver_order_stop(driver=driver, order_id=order_id, lock=True)
             draft = valid_serializer(StopEventInput, body).draft()
             moved = event_services.stop_event_record(
-                driver=driver, order=order, draft=draft, actor=self.actor
+                driver=driver, order=stop.order, draft=draft, actor=self.actor
             )
-            stop, tz = selectors.driver_stop(driver=driver, order=moved)
-            return 200, RouteStopOutput(stop, context={"tz": tz}).data
+            return 200, RouteStopOutput(replace(stop, order=moved), context={"tz": tz}).data
 
-        if key is None:
+        if header is None:
             with transaction.atomic():
                 status, body = record()
             return Response(body, status=status)
+        # An unknown order is a 404 whatever the key.
+        selectors.driver_order_stop(driver=driver, order_id=order_id)
+        key = idempotency.idempotency_key_read(header)
         result = idempotency.idempotent_run(
             owner_id=driver.id,
             key=key,
@@ -341,7 +347,7 @@ class CourierLocationsApi(CourierApiView):
           not be more than 2 minutes ahead`
 
         - 401 `Invalid or missing token`"""
-        drafts = valid_serializer(LocationsInput, request.data).drafts()
+        drafts = location_drafts(request.data)
         recorded = location_services.driver_locations_record(driver=self.driver, points=drafts)
         return Response(LocationsOutput(recorded).data, status=202)
 

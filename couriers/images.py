@@ -9,6 +9,7 @@ before its pixels are decoded (a "decompression bomb": a small file that would f
 
 import io
 import warnings
+import zlib
 from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -35,9 +36,13 @@ class CleanImage:
     height: int
 
 
-def image_reencode(data: bytes, *, formats: tuple[str, ...] = ("JPEG", "PNG")) -> CleanImage:
+def image_reencode(
+    data: bytes, *, formats: tuple[str, ...] = ("JPEG", "PNG"), drawing: bool = False
+) -> CleanImage:
     """`data` decoded (one of `formats`, by its content, never its name) and encoded again in
-    its own format without any metadata; raises ImageRefused otherwise."""
+    its own format without any metadata; raises ImageRefused otherwise. A `drawing` (strokes on
+    a flat background: a signature) is compressed by runs as a PNG, which costs about a third
+    less CPU than zlib's default for a file of a few KB more."""
     try:
         with warnings.catch_warnings():
             # Pillow only warns between MAX_IMAGE_PIXELS and twice that: refuse at the warning.
@@ -70,6 +75,8 @@ def image_reencode(data: bytes, *, formats: tuple[str, ...] = ("JPEG", "PNG")) -
         if upright.mode not in ("RGB", "L"):
             upright = upright.convert("RGB")
         upright.save(out, "JPEG", quality=JPEG_QUALITY)
+    elif drawing:
+        upright.save(out, "PNG", compress_type=zlib.Z_RLE)
     else:
         upright.save(out, "PNG")
     return CleanImage(out.getvalue(), content_type, extension, upright.width, upright.height)

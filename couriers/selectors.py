@@ -5,17 +5,18 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from uuid import UUID
 
+from django.db import connection
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
+from couriers import statements
 from couriers.errors import ProofNotFound
 from couriers.models import CourierPhoto, DriverAccessToken, StopProof
 from delivery.fields import parse_uuid
 from delivery.timezones import zone_tz
-from dispatch.models import DriverZone, PlanRoute, PlanStatus, PlanStop, StopKind
+from dispatch.models import PlanRoute, PlanStatus, PlanStop, StopKind
 from integrations.errors import OrderNotFound
 from integrations.models import Order, OrderStatus, OrderStatusEvent, ServiceType
-from slots.models import SlotPolicy
 from tenants.errors import InvalidToken
 from tenants.models import Driver
 from tenants.services import secret_digest
@@ -24,16 +25,13 @@ from tenants.services import secret_digest
 def driver_token_authenticate(*, value: str) -> Driver:
     """The active driver (of an active organization) whose token `value` is; 401 otherwise.
 
-    One indexed query by the token's digest, and the digest compared again in constant time."""
+    One indexed query by the token's digest (statements.DRIVER_BY_TOKEN: every courier request
+    starts with it), and the digest compared again in constant time."""
     digest = secret_digest(value)
-    token = (
-        DriverAccessToken.objects.select_related("driver")
-        .filter(digest=digest, driver__is_active=True, driver__organization__is_active=True)
-        .first()
-    )
-    if token is None or not hmac.compare_digest(token.digest, digest):
+    driver = next(iter(Driver.objects.raw(statements.DRIVER_BY_TOKEN, {"digest": digest})), None)
+    if driver is None or not hmac.compare_digest(driver.token_digest, digest):
         raise InvalidToken()
-    return token.driver
+    return driver
 
 
 def driver_token_get(*, driver: Driver) -> DriverAccessToken | None:
@@ -52,39 +50,19 @@ def driver_orders(*, driver: Driver) -> QuerySet[Order]:
     return Order.objects.filter(organization_id=driver.organization_id, driver=driver)
 
 
-def driver_order_get(*, driver: Driver, order_id: UUID | str) -> Order:
-    """404 `Order not found` for a malformed or unknown id, and for another driver's order."""
-    parsed = parse_uuid(order_id)
-    order = (
-        driver_orders(driver=driver).filter(pk=parsed).select_related("zone").order_by().first()
-        if parsed
-        else None
-    )
-    if order is None:
-        raise OrderNotFound()
-    return order
-
-
 # ----- the day's route -----
 
 
 def driver_timezone(*, driver: Driver) -> tzinfo:
     """The driver's zone time: the time zone of a zone they serve, else the organization's
     slot policy's (contract "Slots and windows": a zone's own time zone defaults to it)."""
-    served = (
-        DriverZone.objects.filter(driver=driver)
-        .order_by("zone__name", "zone_id")
-        .values_list("zone__timezone", flat=True)
-        .first()
-    )
-    if served:
-        return zone_tz(served)
-    policy = (
-        SlotPolicy.objects.filter(organization_id=driver.organization_id)
-        .values_list("timezone", flat=True)
-        .first()
-    )
-    return zone_tz(policy or "UTC")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            statements.DRIVER_TIMEZONE,
+            {"driver": driver.id, "organization": driver.organization_id},
+        )
+        (name,) = cursor.fetchone()
+    return zone_tz(name)
 
 
 def driver_today(*, driver: Driver, now: datetime | None = None) -> date:
@@ -140,30 +118,46 @@ class OrderStop:
     lng: float | None
 
 
-def driver_stop(*, driver: Driver, order: Order) -> tuple[OrderStop, tzinfo]:
-    """The order as a stop of the driver (and the zone time its times are shown in)."""
-    stop = (
-        PlanStop.objects.filter(
-            order=order, route__driver=driver, plan__status=PlanStatus.COMMITTED
-        )
-        .select_related("route__zone")
-        .order_by("-plan__committed_at", "-plan__created_at")
-        .first()
+def driver_order_stop(
+    *, driver: Driver, order_id: UUID | str, lock: bool = False
+) -> tuple[OrderStop, tzinfo]:
+    """The driver's order `order_id` as their stop (and the zone time its times are shown in):
+    its place on the driver's committed route, or the order alone when it is on none. 404
+    `Order not found` for a malformed or unknown id, and for another driver's order. With
+    `lock`, the order's row is locked (FOR UPDATE) in the caller's transaction.
+
+    One query (statements.DRIVER_ORDER_STOP) for the order, its stop and their zone times: a
+    courier's every event reads it."""
+    parsed = parse_uuid(order_id)
+    if parsed is None:
+        raise OrderNotFound()
+    read = statements.DRIVER_ORDER_STOP_LOCKED if lock else statements.DRIVER_ORDER_STOP
+    found = Order.objects.raw(
+        read,
+        {
+            "order": parsed,
+            "organization": driver.organization_id,
+            "driver": driver.id,
+            "committed": PlanStatus.COMMITTED.value,
+        },
     )
-    if stop is not None:
+    order = next(iter(found), None)
+    if order is None:
+        raise OrderNotFound()
+    if order.stop_kind is not None:
         shown = OrderStop(
             order,
             order.id,
-            stop.sequence,
-            stop.eta,
-            stop.window_start,
-            stop.window_end,
-            stop.kind,
-            stop.lat,
-            stop.lng,
+            order.stop_sequence,
+            order.stop_eta,
+            order.stop_window_start,
+            order.stop_window_end,
+            order.stop_kind,
+            order.stop_lat,
+            order.stop_lng,
         )
-        return shown, zone_tz(stop.route.zone.timezone)
-    tz = zone_tz(order.zone.timezone) if order.zone_id else driver_timezone(driver=driver)
+        return shown, zone_tz(order.stop_timezone)
+    tz = zone_tz(order.order_timezone) if order.zone_id else driver_timezone(driver=driver)
     kind = StopKind.PICKUP if order.service_type == ServiceType.RETURN else StopKind.DELIVERY
     shown = OrderStop(
         order,

@@ -26,8 +26,15 @@ from delivery.fields import (
     choice_field,
     declare,
     field_messages,
+    is_json_number,
+    parse_datetime,
 )
-from delivery.serializers import CrossFieldSerializer, OutputSerializer
+from delivery.serializers import (
+    CrossFieldSerializer,
+    LeafFieldsCopied,
+    OutputSerializer,
+    valid_serializer,
+)
 from integrations.models import FailureReason
 
 #: a 200 KB PNG in base64 (4 characters per 3 bytes) with its `data:image/png;base64,` prefix
@@ -101,7 +108,7 @@ class PhotoOutput(OutputSerializer):
     photoId = serializers.UUIDField(source="id")
 
 
-class LocationInput(serializers.Serializer):
+class LocationInput(LeafFieldsCopied, serializers.Serializer):
     lat = CoordinateField("location.lat", 90)
     lng = CoordinateField("location.lng", 180)
     accuracyM = StrictFloatField(
@@ -109,10 +116,23 @@ class LocationInput(serializers.Serializer):
     )
 
 
-class ProofInput(serializers.Serializer):
+class _SignatureField(StrictCharField):
+    """The signature's data URL: up to 270,000 characters of base64, which DRF's check for
+    surrogate characters walks one at a time in Python (over 10 ms at the limit). Plain ASCII
+    without NUL holds neither a surrogate nor a NUL, so only the length is left to check; any
+    other text goes through every check, with its messages."""
+
+    def run_validators(self, value):
+        if not (value.isascii() and "\x00" not in value):
+            super().run_validators(value)
+        elif len(value) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+
+
+class ProofInput(LeafFieldsCopied, serializers.Serializer):
     recipientName = NamedTextField("proof.recipientName", 200, required=False)
     barcode = NamedTextField("proof.barcode", 200, required=False)
-    signature = StrictCharField(
+    signature = _SignatureField(
         required=False,
         allow_null=True,
         allow_blank=True,
@@ -131,7 +151,7 @@ class ProofInput(serializers.Serializer):
     )
 
 
-class StopEventInput(serializers.Serializer):
+class StopEventInput(LeafFieldsCopied, serializers.Serializer):
     type = choice_field("type", EventType.values, missing="type required")
     at = DateTimeTextField("at", required=False, allow_null=True)
     location = LocationInput(required=False, allow_null=True)
@@ -239,7 +259,7 @@ class ProofOutput(serializers.Serializer):
         ]
 
 
-class PointInput(serializers.Serializer):
+class PointInput(LeafFieldsCopied, serializers.Serializer):
     lat = CoordinateField("lat", 90)
     lng = CoordinateField("lng", 180)
     at = DateTimeTextField("at")
@@ -257,7 +277,7 @@ class PointInput(serializers.Serializer):
         return value
 
 
-class LocationsInput(serializers.Serializer):
+class LocationsInput(LeafFieldsCopied, serializers.Serializer):
     points = declare(
         PointInput(
             many=True,
@@ -277,6 +297,55 @@ class LocationsInput(serializers.Serializer):
 
     def drafts(self) -> list[PointDraft]:
         return [PointDraft(**point) for point in self.validated_data["points"]]
+
+
+#: a point's optional numbers: (field, PointDraft's name, largest value), each from 0
+_POINT_NUMBERS = (
+    ("accuracyM", "accuracy_m", 100_000),
+    ("speedMps", "speed_mps", 100),
+    ("heading", "heading", 360),
+)
+
+
+def location_drafts(data) -> list[PointDraft]:
+    """A location batch's points (LocationsInput's rules and messages). A courier app sends one
+    every few seconds, and a DRF serializer per point would cost most of the request: plain code
+    reads a batch of plainly valid points, and anything else goes through LocationsInput, which
+    names every problem."""
+    drafts = _plain_drafts(data)
+    return drafts if drafts is not None else valid_serializer(LocationsInput, data).drafts()
+
+
+def _plain_drafts(data) -> list[PointDraft] | None:
+    """The points as LocationsInput reads them when each is plainly valid, else None."""
+    points = data.get("points") if isinstance(data, dict) else None
+    if not isinstance(points, list) or not 1 <= len(points) <= MAX_POINTS:
+        return None
+    drafts = []
+    for point in points:
+        if not isinstance(point, dict):
+            return None
+        lat, lng = point.get("lat"), point.get("lng")
+        at = parse_datetime(point.get("at"))
+        if not (
+            is_json_number(lat)
+            and -90 <= lat <= 90
+            and is_json_number(lng)
+            and -180 <= lng <= 180
+            and at is not None
+            and not timezone.is_naive(at)
+        ):
+            return None
+        numbers = {}
+        for field, name, largest in _POINT_NUMBERS:
+            value = point.get(field)
+            if value is not None:
+                if not (is_json_number(value) and 0 <= value <= largest):
+                    return None
+                value = float(value)
+            numbers[name] = value
+        drafts.append(PointDraft(lat=float(lat), lng=float(lng), at=at, **numbers))
+    return drafts
 
 
 class LocationsOutput(OutputSerializer):

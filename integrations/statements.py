@@ -2,6 +2,10 @@
 
 import functools
 
+from integrations.models import Order
+
+_ORDER = Order._meta.db_table
+
 
 @functools.cache
 def idempotency_claim(table: str, owner_column: str) -> str:
@@ -33,3 +37,12 @@ FROM unnest(
 ) AS m(id, status, driver_id, eta, released_at, held_until, failure_reason, updated_at)
 WHERE o.id = m.id
 """  # noqa: S608 - the table name comes from the model, every value is a parameter
+
+
+#: Orders' new ETAs without a status change (`services/orders.py` orders_eta_set): `ids` and
+#: `etas` (arrays, one item per order), each order's `updated_at` set to `now`.
+ORDERS_ETA_SET = f"""
+UPDATE {_ORDER} AS o SET eta = moved.eta, updated_at = %(now)s
+FROM unnest(%(ids)s::uuid[], %(etas)s::timestamptz[]) AS moved (id, eta)
+WHERE o.id = moved.id
+"""  # noqa: S608 - the table name comes from the model, values are parameters

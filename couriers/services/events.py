@@ -11,9 +11,10 @@ from decimal import Decimal
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
+from couriers import statements
 from couriers.errors import (
     BarcodeMismatch,
     CashCollectedRequired,
@@ -32,7 +33,6 @@ from couriers.models import (
     OutcomeStatus,
     StopProof,
 )
-from dispatch.models import DispatchPolicy
 from integrations.errors import FailureReasonRequired, TransitionNotAllowed
 from integrations.models import TERMINAL_STATUSES, Order, OrderStatus
 from integrations.services import idempotency
@@ -114,7 +114,7 @@ def signature_png(data_url: str) -> bytes:
     if not raw or len(raw) > SIGNATURE_MAX_BYTES:
         raise SignatureInvalid()
     try:
-        return image_reencode(raw, formats=("PNG",)).content
+        return image_reencode(raw, formats=("PNG",), drawing=True).content
     except ImageRefused:
         raise SignatureInvalid() from None
 
@@ -124,6 +124,8 @@ def _photos_of(driver: Driver, photo_ids: list[uuid.UUID]) -> list[CourierPhoto]
 
     Locked until the proof that links them commits: the unused-photo retention deletes a photo
     only under its lock (couriers/services/retention.py), so one it took first is not found."""
+    if not photo_ids:
+        return []
     photos = CourierPhoto.objects.select_for_update(no_key=True).filter(
         driver=driver, id__in=photo_ids
     )
@@ -137,10 +139,12 @@ def _photos_of(driver: Driver, photo_ids: list[uuid.UUID]) -> list[CourierPhoto]
 def _delivery_checks(order: Order, draft: StopEventDraft, photos: list[CourierPhoto]) -> None:
     """contract "Couriers": the dispatch policy's signature and photo, the expected barcode,
     the cash of a cash-on-delivery order; the first unmet one answers."""
-    policy = DispatchPolicy.objects.filter(organization_id=order.organization_id).first()
-    if policy is not None and policy.require_signature and not draft.proof.signature:
+    with connection.cursor() as cursor:
+        cursor.execute(statements.PROOF_POLICY, {"organization": order.organization_id})
+        require_signature, require_photo = cursor.fetchone() or (False, False)
+    if require_signature and not draft.proof.signature:
         raise SignatureRequired()
-    if policy is not None and policy.require_photo and not photos:
+    if require_photo and not photos:
         raise PhotoRequired()
     if order.expected_barcode and (draft.proof.barcode or "").strip() != order.expected_barcode:
         raise BarcodeMismatch()
@@ -163,10 +167,12 @@ def proof_summary(proof: StopProof, photo_count: int) -> dict:
     }
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def stop_event_record(*, driver: Driver, order: Order, draft: StopEventDraft, actor: str) -> Order:
     """Applies one courier event to the driver's order (contract "Couriers"), in the order
-    events arrive, each checked when it arrives:
+    events arrive, each checked when it arrives. `order` was read with its row lock in the
+    caller's transaction (selectors.driver_order_stop with `lock`), which orders this event
+    after any other change of the order in flight; the caller rolls it back on any error.
 
     - `at` within 24 hours late and 2 minutes ahead (400);
     - `picked_up`, `in_transit`, `delivered`, `failed` move the order through the one status
@@ -180,19 +186,17 @@ def stop_event_record(*, driver: Driver, order: Order, draft: StopEventDraft, ac
     """
     now = timezone.now()
     at = event_time_check(draft.at, now=now)
-    # The row lock orders this event after any other change of the order in flight.
-    locked = Order.objects.select_for_update().get(pk=order.pk)
     to_status = EVENT_STATUSES.get(draft.type)
     if to_status is None:
-        if locked.status in TERMINAL_STATUSES:
+        if order.status in TERMINAL_STATUSES:
             raise TransitionNotAllowed(
-                external_ref=locked.external_ref, verb="marked arrived", status=locked.status
+                external_ref=order.external_ref, verb="marked arrived", status=order.status
             )
-    elif to_status not in order_services.ALLOWED_TRANSITIONS[locked.status]:
+    elif to_status not in order_services.ALLOWED_TRANSITIONS[order.status]:
         raise TransitionNotAllowed(
-            external_ref=locked.external_ref,
+            external_ref=order.external_ref,
             verb=order_services.TRANSITION_VERBS[to_status],
-            status=locked.status,
+            status=order.status,
         )
     if to_status == OrderStatus.FAILED and not draft.failure_reason:
         raise FailureReasonRequired()
@@ -203,29 +207,31 @@ def stop_event_record(*, driver: Driver, order: Order, draft: StopEventDraft, ac
         photos = _photos_of(driver, draft.proof.photo_ids)
         signature = signature_png(draft.proof.signature) if draft.proof.signature else None
         if to_status == OrderStatus.DELIVERED:
-            _delivery_checks(locked, draft, photos)
-        proof = _proof_build(locked, driver, draft, at=at, status=to_status, signature=signature)
+            _delivery_checks(order, draft, photos)
+        proof = _proof_build(order, driver, draft, at=at, status=to_status, signature=signature)
 
     extra: dict = {"occurredAt": at}
     if proof is not None and to_status == OrderStatus.DELIVERED:
         extra["proof"] = proof_summary(proof, len(photos))
     if to_status is not None:
-        locked = order_services.order_transition(
-            order=locked,
+        order = order_services.order_transition(
+            order=order,
             to_status=to_status,
             actor=actor,
             reason=draft.note if to_status == OrderStatus.FAILED else "",
             failure_reason=draft.failure_reason if to_status == OrderStatus.FAILED else "",
             event_extra=extra,
+            locked=True,
         )
     if proof is not None:
         # After the status change, so the proof is never older than the change it proves.
         proof.created_at = timezone.now()
         proof.save(force_insert=True)
-        proof.photos.set(photos)
+        if photos:
+            proof.photos.add(*photos)
     location = draft.location
     CourierEvent.objects.create(
-        order=locked,
+        order=order,
         driver=driver,
         type=draft.type,
         at=at,
@@ -234,7 +240,7 @@ def stop_event_record(*, driver: Driver, order: Order, draft: StopEventDraft, ac
         lng=location.lng if location else None,
         accuracy_m=location.accuracy_m if location else None,
     )
-    return locked
+    return order
 
 
 def _proof_build(

@@ -3,19 +3,22 @@
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
+from typing import NamedTuple
+from uuid import UUID
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
-from couriers import selectors
-from couriers.models import DriverPosition, LocationPoint
+from couriers import statements
+from couriers.models import LocationPoint
 from couriers.services.events import event_time_check
 from delivery import retention
+from delivery.timezones import zone_tz
 from dispatch import timing
 from dispatch.matrix import haversine_matrix
-from dispatch.models import PlanRoute, PlanStop
+from dispatch.models import PlanStatus
 from integrations.models import OrderFamily, OrderStatus
 from integrations.services import orders as order_services
 from tenants.models import Driver
@@ -28,6 +31,8 @@ ETA_NEWS_THRESHOLD = timedelta(minutes=10)
 REMAINING_STATUSES = (OrderStatus.ASSIGNED, OrderStatus.PICKED_UP, OrderStatus.IN_TRANSIT)
 #: timing checks capacity too; a live re-timing reports ETAs only
 _NO_CAPACITY_LIMIT = 1_000_000
+#: the fields of a point the driver's position keeps
+_POINT_FIELDS = ("lat", "lng", "accuracy_m", "speed_mps", "heading", "at")
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,31 @@ class PointDraft:
     accuracy_m: float | None = None
     speed_mps: float | None = None
     heading: float | None = None
+
+
+class StopAhead(NamedTuple):
+    """A stop still ahead as route_etas_recompute reads it (statements.STOPS_AHEAD): the stop,
+    its route's and plan's travel figures, and what `order.eta_updated` says of its order."""
+
+    id: int
+    order_id: UUID
+    eta: datetime
+    window_start: datetime
+    window_end: datetime
+    service_seconds: int
+    kind: str
+    lat: float
+    lng: float
+    depot_lat: float
+    depot_lng: float
+    shift_end: datetime
+    detour_factor: float
+    travel_speed_kmh: float
+    family: str
+    organization_id: UUID
+    platform: str
+    status: str
+    external_ref: str
 
 
 @dataclass(frozen=True)
@@ -55,26 +85,33 @@ def driver_locations_record(*, driver: Driver, points: list[PointDraft]) -> Loca
     now = timezone.now()
     for index, point in enumerate(points):
         event_time_check(point.at, now=now, field_name=f"points[{index}].at")
-    LocationPoint.objects.bulk_create(
-        LocationPoint(
-            driver=driver,
-            at=point.at,
-            lat=point.lat,
-            lng=point.lng,
-            accuracy_m=point.accuracy_m,
-            speed_mps=point.speed_mps,
-            heading=point.heading,
-        )
-        for point in points
-    )
-    LocationPoint.objects.filter(driver=driver, at__lt=now - trail_lifetime()).delete()
     newest = max(points, key=lambda point: point.at)
-    if not _position_move(driver, newest, now=now):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            statements.TRAIL_RECORD,
+            {
+                "driver": driver.id,
+                "at": [point.at for point in points],
+                "lat": [point.lat for point in points],
+                "lng": [point.lng for point in points],
+                "accuracy_m": [point.accuracy_m for point in points],
+                "speed_mps": [point.speed_mps for point in points],
+                "heading": [point.heading for point in points],
+                "cutoff": now - trail_lifetime(),
+                **{f"newest_{name}": getattr(newest, name) for name in _POINT_FIELDS},
+                "received_at": now,
+                "organization": driver.organization_id,
+            },
+        )
+        moved, zone_time = cursor.fetchone()
+    if not moved:
         return LocationsRecorded(points=len(points), etas_moved=0)
-    day = selectors.driver_today(driver=driver, now=newest.at)
-    route = selectors.committed_route(driver=driver, day=day)
-    moved = route_etas_recompute(route=route, lat=newest.lat, lng=newest.lng, at=newest.at)
-    return LocationsRecorded(points=len(points), etas_moved=moved)
+    # The route of the day the newest point was taken in the driver's zone time.
+    day = timezone.localtime(newest.at, zone_tz(zone_time)).date()
+    etas_moved = route_etas_recompute(
+        driver=driver, day=day, lat=newest.lat, lng=newest.lng, at=newest.at
+    )
+    return LocationsRecorded(points=len(points), etas_moved=etas_moved)
 
 
 def trail_lifetime() -> timedelta:
@@ -94,44 +131,33 @@ def trails_prune(
     ).removed
 
 
-def _position_move(driver: Driver, point: PointDraft, *, now: datetime) -> bool:
-    """The driver's position becomes `point` unless a newer one is known; whether it did."""
-    fields = {
-        "lat": point.lat,
-        "lng": point.lng,
-        "accuracy_m": point.accuracy_m,
-        "speed_mps": point.speed_mps,
-        "heading": point.heading,
-        "at": point.at,
-        "received_at": now,
-    }
-    # A conditional UPDATE: of two batches racing, the one with the newer point stays.
-    if DriverPosition.objects.filter(driver=driver, at__lt=point.at).update(**fields):
-        return True
-    _, created = DriverPosition.objects.get_or_create(driver=driver, defaults=fields)
-    return created
+def route_etas_recompute(*, driver: Driver, day: date, lat: float, lng: float, at: datetime) -> int:
+    """Re-times the stops still ahead (assigned, picked up, in transit) of the driver's committed
+    route of `day` from a driver at (`lat`, `lng`) at `at`, with dispatch's travel model and the
+    plan's figures (never before a window opens); stores the new ETAs and tells partners of an
+    ETA moved by 10 minutes or more (`order.eta_updated`, to keys that ask for it). Returns how
+    many ETAs changed.
 
-
-def route_etas_recompute(*, route: PlanRoute | None, lat: float, lng: float, at: datetime) -> int:
-    """Re-times the route's stops still ahead (assigned, picked up, in transit) from a driver at
-    (`lat`, `lng`) at `at`, with dispatch's travel model and the plan's figures (never before a
-    window opens); stores the new ETAs and tells partners of an ETA moved by 10 minutes or more
-    (`order.eta_updated`, to keys that ask for it). Returns how many ETAs changed."""
-    if route is None:
-        return 0
-    stops = list(
-        PlanStop.objects.select_for_update(of=("self",))
-        .filter(route=route, order__status__in=REMAINING_STATUSES)
-        .select_related("order", "plan")
-        .order_by("sequence")
-    )
+    One read of the stops with what timing needs of their route and plan (locked, in stop
+    order), one write of the changed ETAs for the stops and one for their orders."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            statements.STOPS_AHEAD,
+            {
+                "driver": driver.id,
+                "day": day,
+                "committed": PlanStatus.COMMITTED.value,
+                "statuses": [status.value for status in REMAINING_STATUSES],
+            },
+        )
+        stops = [StopAhead(*row) for row in cursor.fetchall()]
     if not stops:
         return 0
-    plan = stops[0].plan
+    first = stops[0]  # the route's and the plan's figures are on every row
     travel = haversine_matrix(
-        [(lat, lng), *((stop.lat, stop.lng) for stop in stops), (route.depot_lat, route.depot_lng)],
-        detour_factor=plan.detour_factor,
-        speed_kmh=plan.travel_speed_kmh,
+        [(lat, lng), *((stop.lat, stop.lng) for stop in stops), (first.depot_lat, first.depot_lng)],
+        detour_factor=first.detour_factor,
+        speed_kmh=first.travel_speed_kmh,
     )
 
     def seconds(moment: datetime, *, rounding=math.floor) -> int:
@@ -156,36 +182,37 @@ def route_etas_recompute(*, route: PlanRoute | None, lat: float, lng: float, at:
         durations=travel.durations,
         distances=travel.distances,
         shift_start=0,
-        shift_end=seconds(route.shift_end),
+        shift_end=seconds(first.shift_end),
         capacity=_NO_CAPACITY_LIMIT,
     )
-    changed = []
+    changed = []  # (stop, its new ETA)
     for stop, eta_seconds in zip(stops, timed.etas, strict=True):
         eta = at + timedelta(seconds=eta_seconds)
         if eta == stop.eta:
             continue
-        previous, stop.eta = stop.eta, eta
-        changed.append(stop)
-        if abs(eta - previous) >= ETA_NEWS_THRESHOLD:
-            _eta_news_emit(stop, previous=previous)
-    PlanStop.objects.bulk_update(changed, ["eta"])
-    # The orders' own ETAs follow (partner and ERP reads, tracking: contract "Dispatch").
-    for stop in changed:
-        stop.order.eta = stop.eta
-    order_services.orders_eta_set(orders=[stop.order for stop in changed])
+        changed.append((stop, eta))
+        if abs(eta - stop.eta) >= ETA_NEWS_THRESHOLD:
+            _eta_news_emit(stop, eta=eta)
+    if changed:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                statements.STOP_ETAS_SET,
+                {"ids": [stop.id for stop, _ in changed], "etas": [eta for _, eta in changed]},
+            )
+        # The orders' own ETAs follow (partner and ERP reads, tracking: contract "Dispatch").
+        order_services.orders_eta_set(etas={stop.order_id: eta for stop, eta in changed})
     return len(changed)
 
 
-def _eta_news_emit(stop: PlanStop, *, previous: datetime) -> None:
-    order = stop.order
-    if order.family != OrderFamily.PARTNER:
+def _eta_news_emit(stop: StopAhead, *, eta: datetime) -> None:
+    if stop.family != OrderFamily.PARTNER:
         return
     webhook_events.order_event_emit(
-        order_id=order.id,
-        organization_id=order.organization_id,
-        platform=order.platform,
+        order_id=stop.order_id,
+        organization_id=stop.organization_id,
+        platform=stop.platform,
         event=catalog.ORDER_ETA_UPDATED,
-        status=order.status,
-        external_ref=order.external_ref,
-        extra={"eta": stop.eta, "previousEta": previous},
+        status=stop.status,
+        external_ref=stop.external_ref,
+        extra={"eta": eta, "previousEta": stop.eta},
     )

@@ -7,6 +7,7 @@ machine, writes the history row, frees window or slot capacity on entering `canc
 statements whatever their number; both apply one move by `_move_apply`.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -179,6 +180,7 @@ def order_transition(
     failure_reason: str = "",
     event_extra: dict | None = None,
     eta: datetime | None = None,
+    locked: bool = False,
 ) -> Order:
     """Moves `order` to `to_status` by the machine of contract "Orders", and returns it updated.
 
@@ -192,14 +194,17 @@ def order_transition(
     - entering `cancelled` or `failed` frees the order's window place and slot booking;
     - a partner-family order emits `order.<status>` (contract "Orders") in the same transaction,
       with `event_extra` in its payload (`order.delivered` always carries a `proof` summary).
-    The order row is locked while it changes, so concurrent transitions see each other.
+    The order row is locked while it changes, so concurrent transitions see each other. With
+    `locked=True` the caller has read `order` with its row lock (select_for_update) in the
+    transaction it runs in, and rolls that transaction back on any error: the order is not read
+    again, and no savepoint is taken (each costs a round trip).
     """
     _arguments_check(to_status, failure_reason)
-    with transaction.atomic():
-        locked = Order.objects.select_for_update().get(pk=order.pk)
+    with transaction.atomic(savepoint=not locked):
+        current = order if locked else Order.objects.select_for_update().get(pk=order.pk)
         history = _move_apply(
             OrderMove(
-                order=locked,
+                order=current,
                 to_status=to_status,
                 driver=driver,
                 eta=eta,
@@ -210,11 +215,11 @@ def order_transition(
             actor=actor,
             now=timezone.now(),
         )
-        locked.save(update_fields=TRANSITION_FIELDS)
+        current.save(update_fields=TRANSITION_FIELDS)
         history.save()
         if to_status in INACTIVE_STATUSES:
-            _capacity_free(locked)
-        event = _partner_event(locked, reason, event_extra)
+            _capacity_free(current)
+        event = _partner_event(current, reason, event_extra)
         if event is not None:
             webhook_events.order_event_emit(
                 order_id=event.order_id,
@@ -225,7 +230,7 @@ def order_transition(
                 external_ref=event.external_ref,
                 extra=event.extra,
             )
-    return locked
+    return current
 
 
 def orders_transition(*, moves: list[OrderMove], actor: str = "") -> None:
@@ -405,13 +410,17 @@ def order_eta_set(*, order: Order, eta: datetime | None) -> None:
     order.eta = eta
 
 
-def orders_eta_set(*, orders: list[Order]) -> None:
+def orders_eta_set(*, etas: Mapping[UUID, datetime]) -> None:
     """`order_eta_set` for many orders at once (a courier's position re-times a route): each
-    order's `eta` as the caller set it, in one statement; no event."""
-    now = timezone.now()
-    for order in orders:
-        order.updated_at = now
-    Order.objects.bulk_update(orders, ["eta", "updated_at"])
+    order of `etas` (order id: new ETA) in one statement, in the caller's transaction; no
+    event."""
+    if not etas:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            statements.ORDERS_ETA_SET,
+            {"ids": list(etas), "etas": list(etas.values()), "now": timezone.now()},
+        )
 
 
 def _capacity_free(order: Order) -> None:

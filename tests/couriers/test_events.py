@@ -7,6 +7,8 @@ import io
 import os
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from PIL import Image
 
 from couriers.models import CourierEvent, CourierIdempotencyKey, StopProof
@@ -266,6 +268,23 @@ def test_a_signature_must_be_a_png_data_url(courier, route_orders, signature):
 
     assert_error(response, 400, code="signature_invalid")
     assert status_of(order) == "in_transit"
+
+
+def test_a_delivery_reads_its_order_once_and_takes_no_savepoint(courier, route_orders):
+    order = route_orders[0]
+    walk(courier, order, "picked_up", "in_transit")
+    body = {"type": "delivered", "proof": {"recipientName": "Ada", "signature": png_data_url()}}
+
+    with CaptureQueriesContext(connection) as queries:
+        assert send(courier, order, body).status_code == 200
+
+    statements = [query["sql"].lstrip() for query in queries]
+    order_reads = [
+        sql for sql in statements if sql.startswith("SELECT") and "integrations_order" in sql
+    ]
+    assert len(order_reads) == 1, order_reads  # with its stop, locked
+    # One: the view's transaction, a savepoint inside the test's own.
+    assert sum(sql.startswith("SAVEPOINT") for sql in statements) == 1, statements
 
 
 def test_a_signature_over_200_kb_is_refused(courier, route_orders):

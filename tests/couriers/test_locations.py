@@ -5,11 +5,17 @@ minutes or more is `order.eta_updated`, only for keys that name it."""
 import datetime as dt
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.exceptions import ValidationError
 
 from couriers.models import DriverPosition, LocationPoint
+from couriers.serializers import LocationsInput, location_drafts
 from couriers.tasks import prune_trails
+from delivery.serializers import valid_serializer
 from dispatch.matrix import haversine_matrix
-from dispatch.models import PlanStop
+from dispatch.models import DriverZone, PlanStop
+from slots.models import SlotPolicy
 from tests import builders
 from tests.conftest import assert_error
 from tests.couriers.conftest import NOW
@@ -161,3 +167,93 @@ def test_the_periodic_task_prunes_old_trails(clock, courier, driver, route_order
 
     assert prune_trails() == 1
     assert not LocationPoint.objects.exists()
+
+
+#: 23:30 UTC the evening before the route's day: 00:30 of that day in Berlin
+BERLIN_EARLY = dt.datetime(2026, 11, 25, 23, 30, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(
+    ("served", "policy", "etas_updated"),
+    [
+        (None, None, 0),
+        (None, "Europe/Berlin", 3),
+        ("Europe/Berlin", "UTC", 3),
+        ("UTC", "Europe/Berlin", 0),
+    ],
+    ids=["utc-without-either", "policy-berlin", "served-berlin", "served-zone-first"],
+)
+def test_the_day_is_the_drivers_zone_time(
+    courier, driver, organization, route_orders, served, policy, etas_updated
+):
+    if policy:
+        SlotPolicy.objects.create(organization=organization, timezone=policy)
+    if served:
+        DriverZone.objects.create(
+            driver=driver, zone=builders.zone_row(organization, timezone=served)
+        )
+
+    response = courier.post(LOCATIONS, {"points": [point(at=BERLIN_EARLY)]}, format="json")
+
+    # In Berlin the point is of the route's day, whose stops it re-times; in UTC of the day before.
+    assert response.json() == {"accepted": 1, "etasUpdated": etas_updated}
+
+
+def test_a_batch_that_retimes_a_route_is_five_statements(courier, route_orders):
+    courier.post(LOCATIONS, {"points": [point()]}, format="json")
+    later = point(at=NOW + dt.timedelta(seconds=20))
+
+    with CaptureQueriesContext(connection) as queries:
+        response = courier.post(LOCATIONS, {"points": [later] * 20}, format="json")
+
+    assert response.json() == {"accepted": 20, "etasUpdated": 3}
+    statements = [q["sql"] for q in queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
+    # the token; the trail, the position and the zone time; the stops ahead; their ETAs; their
+    # orders' ETAs
+    assert len(statements) == 5, statements
+
+
+#: bodies the plain reading of a batch takes: it reads them as LocationsInput does
+PLAIN_BATCHES = [
+    {"points": [point()]},
+    {"points": [{"lat": 52, "lng": -13, "at": "2026-11-26T09:00:00.5+01:00"}]},
+    {"points": [point(accuracyM=0, speedMps=100, heading=360), point(heading=None)]},
+    {"points": [{"lat": -90, "lng": 180.0, "at": "2026-11-26T09:00Z", "extra": "ignored"}]},
+    {"points": [point()] * 100, "other": 1},
+]
+#: bodies LocationsInput refuses, which the plain reading must leave to it
+REFUSED_BATCHES = [
+    [point()],
+    {"points": None},
+    {"points": point()},
+    {"points": [point(), "a point"]},
+    {"points": [point()] * 101},
+    {"points": [{**point(), "lat": "52.5"}]},
+    {"points": [{**point(), "lng": True}]},
+    {"points": [{**point(), "lat": 90.5}]},
+    {"points": [{**point(), "at": "2026-11-26T09:00:00"}]},
+    {"points": [{**point(), "at": "2026-11-26 09:00:00Z"}]},
+    {"points": [{**point(), "at": None}]},
+    {"points": [{"lat": 52.5, "lng": 13.4}]},
+    {"points": [point(accuracyM=-1)]},
+    {"points": [point(speedMps=100.5)]},
+    {"points": [point(heading="north")]},
+]
+
+
+@pytest.mark.parametrize("body", PLAIN_BATCHES)
+def test_a_plain_batch_is_read_as_the_serializer_reads_it(body):
+    drafts = location_drafts(body)
+
+    assert drafts == valid_serializer(LocationsInput, body).drafts()
+    assert all(isinstance(draft.lat, float) and isinstance(draft.lng, float) for draft in drafts)
+
+
+@pytest.mark.parametrize("body", REFUSED_BATCHES)
+def test_a_batch_the_serializer_refuses_is_refused_with_its_messages(body):
+    with pytest.raises(ValidationError) as plain:
+        location_drafts(body)
+    with pytest.raises(ValidationError) as serializer:
+        valid_serializer(LocationsInput, body)
+
+    assert plain.value.detail == serializer.value.detail
