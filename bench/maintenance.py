@@ -132,16 +132,23 @@ OUTBOX = {
 
 UNSCALED = {"kept-delivered"}
 
-# Per category: the SQL expression (over n, 1-based) of its time anchor.
+
+# Per category: the SQL expression (over n, 1-based) of its time anchor, from oldest to newest as
+# n grows: a table grows by appending, so rows of one age sit together on disk as in production
+# (and a retention batch touches few pages, and writes as little WAL, as it would there).
+def _ages(newest: str, span: str) -> str:
+    return f"%(now)s - interval '{newest}' - (%(count)s - n) * interval '{span}' / %(count)s"
+
+
 ANCHOR = {
-    "due-delivered": "%(now)s - interval '31 days' - (n %% 2500) * interval '1000 seconds'",
-    "due-failed": "%(now)s - interval '91 days' - (n %% 2500) * interval '1000 seconds'",
-    "due-orphan": "%(now)s - interval '91 days' - (n %% 2500) * interval '1000 seconds'",
-    "kept-delivered": "%(now)s - interval '1 day' - (n %% 2400) * interval '1000 seconds'",
-    "kept-failed": "%(now)s - interval '10 days' - (n %% 6000) * interval '1000 seconds'",
+    "due-delivered": _ages("31 days", "29 days"),
+    "due-failed": _ages("91 days", "29 days"),
+    "due-orphan": _ages("91 days", "29 days"),
+    "kept-delivered": _ages("1 day", "27 days"),
+    "kept-failed": _ages("10 days", "69 days"),
     "kept-failed-late": "%(now)s - interval '100 days'",
     "kept-pending": "%(now)s - interval '100 days'",
-    "kept-orphan": "%(now)s - interval '1 day' - (n %% 6800) * interval '1000 seconds'",
+    "kept-orphan": _ages("1 day", "78 days"),
 }
 
 EVENTS_SQL = """
@@ -193,8 +200,9 @@ OTHERS_SQL = {
         FROM generate_series(1, %(count)s) AS n,
              LATERAL (SELECT CASE WHEN n <= %(due)s
                                   THEN %(now)s - interval '25 hours'
-                                       - (n %% 1000) * interval '1 hour'
-                                  ELSE %(now)s - (n %% 20) * interval '1 hour' END AS t) AS at
+                                       - (%(due)s - n) * interval '29 days' / %(due)s
+                                  ELSE %(now)s - (%(count)s - n) * interval '20 hours' / %(count)s
+                             END AS t) AS at
         """,
         200_000,
         20_000,
@@ -209,8 +217,9 @@ OTHERS_SQL = {
         FROM generate_series(1, %(count)s) AS n,
              LATERAL (SELECT CASE WHEN n <= %(due)s
                                   THEN %(now)s - interval '25 hours'
-                                       - (n %% 500) * interval '1 hour'
-                                  ELSE %(now)s - (n %% 20) * interval '1 hour' END AS t) AS at
+                                       - (%(due)s - n) * interval '29 days' / %(due)s
+                                  ELSE %(now)s - (%(count)s - n) * interval '20 hours' / %(count)s
+                             END AS t) AS at
         """,
         20_000,
         2_000,
@@ -225,7 +234,7 @@ OTHERS_SQL = {
                CASE WHEN n %% 4 = 0 THEN t - interval '5 minutes' END
         FROM generate_series(1, %(count)s) AS n,
              LATERAL (SELECT CASE WHEN n <= %(due)s
-                                  THEN %(now)s - (n %% 1000) * interval '1 hour'
+                                  THEN %(now)s - (%(due)s - n) * interval '40 days' / %(due)s
                                   ELSE %(now)s + interval '1 hour' END AS t) AS at
         """,
         50_000,
@@ -239,7 +248,7 @@ OTHERS_SQL = {
                '12 hours', t
         FROM generate_series(1, %(count)s) AS n,
              LATERAL (SELECT CASE WHEN n <= %(due)s
-                                  THEN %(now)s - (n %% 1000) * interval '1 hour'
+                                  THEN %(now)s - (%(due)s - n) * interval '40 days' / %(due)s
                                   ELSE %(now)s + interval '6 hours' END AS t) AS at
         """,
         50_000,
@@ -268,8 +277,9 @@ OTHERS_SQL = {
         """
         INSERT INTO couriers_locationpoint (driver_id, at, lat, lng, accuracy_m)
         SELECT %(driver)s,
-               CASE WHEN n <= %(due)s THEN %(now)s - interval '25 hours' - n * interval '1 second'
-                    ELSE %(now)s - (n %% 3600) * interval '1 second' END,
+               CASE WHEN n <= %(due)s
+                    THEN %(now)s - interval '25 hours' - (%(due)s - n) * interval '1 second'
+                    ELSE %(now)s - (%(count)s - n) * interval '1 hour' / %(count)s END,
                52.52, 13.40, 5
         FROM generate_series(1, %(count)s) AS n
         """,
