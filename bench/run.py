@@ -28,9 +28,11 @@
    alone and while another tenant floods its management API and its API key.
 7. The courier API (bench/courier.py, its own database and service): all-in CPU per `delivered`
    event with a signature, and per batch of 20 location points (ETAs recomputed).
+8. Maintenance under load (bench/maintenance.py, its own database and service): partner order
+   reads and creates alone, while an index is built concurrently and while retention runs.
 
 The tables are printed and written to bench/results/latest.md; `--only noisy` runs step 6 alone,
-`--only courier` step 7, and replaces only its section.
+`--only courier` step 7, `--only maintenance` step 8, and replaces only its section.
 """
 
 from __future__ import annotations
@@ -255,6 +257,21 @@ def courier_section(rounds: int, seconds: int) -> str:
     return f"{COURIER_HEADING}\n\n" + (RESULTS / "courier.md").read_text()
 
 
+# ----- maintenance under load (bench/maintenance.py) -----
+
+MAINTENANCE_HEADING = "## Maintenance under load"
+
+
+def maintenance_section(rounds: int, seconds: int) -> str:
+    """Runs bench/maintenance.py (its own database, port and service) and returns its section."""
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "maintenance.py"), "--rounds", str(rounds),
+         "--seconds", str(seconds)],
+        cwd=ROOT, check=True, timeout=1800,
+    )  # fmt: skip
+    return f"{MAINTENANCE_HEADING}\n\n" + (RESULTS / "maintenance.md").read_text()
+
+
 def main() -> int:  # noqa: PLR0915 - one run, told in order
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 round of 3 s")
@@ -263,7 +280,7 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     parser.add_argument("--events", type=int, default=None, help="webhook events per burst")
     parser.add_argument(
         "--only",
-        choices=["noisy", "courier"],
+        choices=["noisy", "courier", "maintenance"],
         help="run one scenario alone and update its section",
     )
     args = parser.parse_args()
@@ -274,6 +291,7 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
         heading, section = {
             "noisy": (NOISY_HEADING, noisy_section),
             "courier": (COURIER_HEADING, courier_section),
+            "maintenance": (MAINTENANCE_HEADING, maintenance_section),
         }[args.only]
         document = harness.section_replaced(latest.read_text(), heading, section(rounds, seconds))
         latest.write_text(document)
@@ -427,6 +445,9 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     document = with_noisy_section(document, noisy_section(rounds, seconds))
     (RESULTS / "latest.md").write_text(document)
     document = harness.section_replaced(document, COURIER_HEADING, courier_section(rounds, seconds))
+    (RESULTS / "latest.md").write_text(document)
+    maintenance = maintenance_section(rounds, seconds)
+    document = harness.section_replaced(document, MAINTENANCE_HEADING, maintenance)
     (RESULTS / "latest.md").write_text(document)
     print()
     print(header)
