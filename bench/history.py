@@ -153,13 +153,16 @@ def child(args) -> None:
     info["hooks"] = run.hooks
     info["checks"] = run.checks
     info["load average at end"] = load_average()
+    Path(args.out).write_text(json.dumps(info, default=str))
     if args.child == "loaded" and args.plans:
         from bench.explain import run as explain  # noqa: PLC0415 - needs Django set up
 
         print("explaining the hot statements", flush=True)
-        with open(args.plans, "w") as out:
-            explain.explain_all(out)
-    Path(args.out).write_text(json.dumps(info, default=str))
+        try:
+            with open(args.plans, "w") as out:
+                explain.explain_all(out)
+        except Exception as exc:
+            print(f"explaining failed: {exc!r}", flush=True)
 
 
 # ----- the parent: the cluster, both runs, the report -----
@@ -189,35 +192,42 @@ def _normalized(query: str) -> str:
     return " ".join(query.split())
 
 
+def _blocks(statement: dict) -> str:
+    """Shared buffers a call touched (of which read from outside shared_buffers)."""
+    calls = max(statement["calls"], 1)
+    hit, read = statement["hit"] / calls, statement["read"] / calls
+    return f"{hit + read:.1f} ({read:.1f})"
+
+
 def statements_table(empty: dict, loaded: dict) -> str:
     """The statements of the loaded run, by total time, beside the same statement's figures on
     the empty database (matched by text: query ids differ between databases)."""
     before = {_normalized(s["query"]): s for s in empty["statements"]}
     lines = [
-        "| # | statement | calls | total ms | mean ms | blocks/call | empty: mean ms | "
-        "empty: blocks/call | mean ratio |",
+        "| # | statement | calls | total ms | mean ms | blocks/call (read) | empty: mean ms | "
+        "empty: blocks/call (read) | mean ratio |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for number, s in enumerate(loaded["statements"][:TOP_STATEMENTS], start=1):
         query = _normalized(s["query"])
-        blocks = (s["hit"] + s["read"]) / max(s["calls"], 1)
+        blocks = _blocks(s)
         other = before.get(query)
         if other:
-            other_blocks = (other["hit"] + other["read"]) / max(other["calls"], 1)
             ratio = s["mean_ms"] / other["mean_ms"] if other["mean_ms"] else float("nan")
-            tail = f"{other['mean_ms']:.3f} | {other_blocks:.1f} | {ratio:.2f}"
+            tail = f"{other['mean_ms']:.3f} | {_blocks(other)} | {ratio:.2f}"
         else:
             tail = "- | - | -"
         shown = query if len(query) <= 220 else query[:217] + "..."
         shown = shown.replace("|", "\\|")
         lines.append(
             f"| {number} | `{shown}` | {s['calls']} | {s['total_ms']:.0f} | {s['mean_ms']:.3f} | "
-            f"{blocks:.1f} | {tail} |"
+            f"{blocks} | {tail} |"
         )
     return "\n".join(lines)
 
 
-def report(args, empty: dict, loaded: dict, started: float, commit: str) -> str:
+def report(args, empty: dict, loaded: dict) -> str:
+    run = loaded["run"]
     lines = [
         "| scenario | empty: all-in ms/op | loaded: all-in ms/op | ratio | goal | result | "
         "empty: pg ms/op | loaded: pg ms/op | empty: req/s | loaded: req/s |",
@@ -261,14 +271,13 @@ def report(args, empty: dict, loaded: dict, started: float, commit: str) -> str:
         f"| {name} | {rows_:,} | {total / 2**20:,.0f} | {heap / 2**20:,.0f} |"
         for name, total, heap, rows_ in loaded["largest tables"]
     )
-    minutes = (time.monotonic() - started) / 60
     return f"""# Benchmark: a year of history (`make bench-history`)
 
-- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; commit {commit}; took {minutes:.1f} min
-- command: `make bench-history ARGS='{shlex.join(sys.argv[1:])}'`
-- scale: {args.scale:g} of a year (1 = 5 M orders, 5 M webhook events, 1 M Idempotency-Keys)
-- method: bench/run.py's scenarios ({args.rounds} interleaved round(s) of {args.seconds} s,
-  webhook burst of {args.events} events) on the empty database, then on the loaded one, same
+- date: {run["started"]}; commit {run["commit"]}; took {run["minutes"]:.1f} min
+- command: `make bench-history ARGS='{run["command"]}'`
+- scale: {run["scale"]:g} of a year (1 = 5 M orders, 5 M webhook events, 1 M Idempotency-Keys)
+- method: bench/run.py's scenarios ({run["rounds"]} interleaved round(s) of {run["seconds"]} s,
+  webhook burst of {run["events"]} events) on the empty database, then on the loaded one, same
   cluster (its own: shared_buffers 1 GB, fsync on, pg_stat_statements), same Redis, same code;
   CPU per operation all-in (web + worker + pg + redis, bench/cpu.py), medians of the rounds
 - machine: {os.cpu_count()} cores ({platform.machine()}), shared with other engineers' work;
@@ -315,7 +324,7 @@ run's statement of the same text.
 """
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of a year to load")
     parser.add_argument("--quick", action="store_true", help="1 round of 3 s, small bursts")
@@ -325,6 +334,11 @@ def main() -> int:
     parser.add_argument("--paced-events", type=int, default=None)
     parser.add_argument("--keep", action="store_true", help="leave the cluster running")
     parser.add_argument("--only", choices=KINDS, help="run one database (to debug)")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="write history.md again from the last run's figures (var/history-*.json)",
+    )
     parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--plans", help=argparse.SUPPRESS)
@@ -333,11 +347,24 @@ def main() -> int:
     args.seconds = args.seconds or (3 if args.quick else 8)
     args.events = args.events or (300 if args.quick else 1500)
     args.paced_events = args.paced_events or (100 if args.quick else 300)
+    return args
+
+
+def main() -> int:
+    args = arguments()
     if args.child:
         child(args)
         return 0
 
+    figures = {kind: ROOT / "var" / f"history-{kind}.json" for kind in KINDS}
+    if args.report_only:
+        results = {kind: json.loads(path.read_text()) for kind, path in figures.items()}
+        document = report(args, results["empty"], results["loaded"])
+        (RESULTS / "history.md").write_text(document)
+        print(document)
+        return 0
     started = time.monotonic()
+    started_at = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
     commit = harness.git_commit()
     (ROOT / "var").mkdir(exist_ok=True)
     RESULTS.mkdir(exist_ok=True)
@@ -352,14 +379,22 @@ def main() -> int:
     redis_server.start()
     results: dict[str, dict] = {}
     try:
-        with tempfile.TemporaryDirectory(prefix="bench-history-") as scratch:
-            for number, kind in enumerate(KINDS):
-                if args.only and kind != args.only:
-                    continue
-                redis_url = f"redis://127.0.0.1:{redis_server.port}/{number}"
-                results[kind] = run_child(
-                    kind, args, postgres, redis_url, Path(scratch) / f"{kind}.json"
-                )
+        for number, kind in enumerate(KINDS):
+            if args.only and kind != args.only:
+                continue
+            redis_url = f"redis://127.0.0.1:{redis_server.port}/{number}"
+            results[kind] = run_child(kind, args, postgres, redis_url, figures[kind])
+            results[kind]["run"] = {
+                "commit": commit,
+                "command": shlex.join(sys.argv[1:]),
+                "scale": args.scale,
+                "rounds": args.rounds,
+                "seconds": args.seconds,
+                "events": args.events,
+                "started": started_at,
+                "minutes": (time.monotonic() - started) / 60,
+            }
+            figures[kind].write_text(json.dumps(results[kind], default=str))
     finally:
         redis_server.stop()
         if args.keep:
@@ -369,7 +404,7 @@ def main() -> int:
     if args.only:
         print(json.dumps({k: v for k, v in results[args.only].items() if k != "statements"}))
         return 0
-    document = report(args, results["empty"], results["loaded"], started, commit)
+    document = report(args, results["empty"], results["loaded"])
     (RESULTS / "history.md").write_text(document)
     print(document)
     return 0

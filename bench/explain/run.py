@@ -62,11 +62,16 @@ def post_json(client: Client, path: str, body: dict, api_key: str, **headers: st
     )
 
 
-def explain(label: str, request, out=sys.stdout) -> None:
+EXPLAINED = ("SELECT", "INSERT", "UPDATE", "DELETE", "WITH")
+
+
+def explain(label: str, request, out=sys.stdout, setup=None) -> None:
     """Runs `request` in a transaction rolled back afterwards, then replays its statements in
     order, each under EXPLAIN ANALYZE (so each sees the rows of those before it), in another
     transaction rolled back too: the database is left as it was."""
     with transaction.atomic():
+        if setup is not None:
+            setup()  # not explained: what the request finds in the database (a burst)
         with CaptureQueriesContext(connection) as captured:
             response = request()
         transaction.set_rollback(True)
@@ -77,10 +82,18 @@ def explain(label: str, request, out=sys.stdout) -> None:
     )
     print("(run inside an outer transaction: the service's BEGIN shows as a SAVEPOINT)", file=out)
     with transaction.atomic(), connection.cursor() as cursor:
+        if setup is not None:
+            setup()
         for query in captured.captured_queries:
             sql = query["sql"].strip()
             print(f"\n-- {' '.join(sql.split())[:400]}", file=out)
-            if sql.split(None, 1)[0].upper() not in ("SELECT", "INSERT", "UPDATE", "DELETE"):
+            if sql.split(None, 1)[0].upper() not in (
+                "SELECT",
+                "INSERT",
+                "UPDATE",
+                "DELETE",
+                "WITH",
+            ):
                 continue
             cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) {sql}")
             for (line,) in cursor.fetchall():
@@ -172,22 +185,43 @@ def explain_all(out=sys.stdout) -> None:
         out,
     )
     explain("Webhook delivery: emit, claim, POST, record (webhooks/sending.py)", deliver_one, out)
+    explain(
+        f"Webhook delivery in a burst: {BURST} deliveries of its destination pending",
+        deliver_one,
+        out,
+        setup=lambda: emit_burst(BURST),
+    )
+
+
+#: the webhook burst of `make bench`: this many deliveries of one destination pending at once
+BURST = 1500
+
+
+def _emit_one(ref: str):
+    organization = ApiKey.objects.get(
+        organization__slug="bench-webhooks", platform="partner_a", is_active=True
+    ).organization_id
+    return webhook_events.event_emit(
+        organization_id=organization,
+        family="partner",
+        event="order.created",
+        platform="partner_a",
+        payload={"id": str(uuid.uuid4()), "status": "pending", "externalRef": ref},
+    )
+
+
+def emit_burst(count: int) -> None:
+    """`count` events of the webhook benchmark's destination, their deliveries pending (as
+    right after a burst's commit)."""
+    for number in range(count):
+        _emit_one(f"BURST-{number}")
 
 
 def deliver_one():
     """One webhook event of the webhook benchmark's organization and its delivery attempt (the
     claim, the POST to its receiver, which may be gone: a failed attempt records the same
     way, and the record)."""
-    organization = ApiKey.objects.get(
-        organization__slug="bench-webhooks", platform="partner_a", is_active=True
-    ).organization_id
-    event = webhook_events.event_emit(
-        organization_id=organization,
-        family="partner",
-        event="order.created",
-        platform="partner_a",
-        payload={"id": str(uuid.uuid4()), "status": "pending", "externalRef": "EXPLAIN"},
-    )
+    event = _emit_one("EXPLAIN")
     delivery = Delivery.objects.filter(event_id=event.id).values_list("pk", flat=True).first()
     sending.delivery_attempt(delivery_id=delivery)
 
