@@ -1,5 +1,5 @@
 # The verbs people use. `make run` and `make test` are the README's two commands.
-.PHONY: run test lint demo bench bench-dispatch scale manage faults screenshots openapi
+.PHONY: run test lint demo bench bench-history bench-dispatch scale manage faults screenshots openapi
 
 run:
 	scripts/run.sh
@@ -50,6 +50,15 @@ bench:
 	scripts/bootstrap.sh dev
 	@command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk"; exit 1; }
 	.venv/bin/python bench/run.py $(ARGS)
+
+# A year of history (docs/performance.md "History", ~1.5 h at full scale): the bench scenarios on an
+# empty and on a loaded database, in a PostgreSQL cluster and a Redis of its own (bench/history.py).
+# `make bench-history ARGS="--scale 0.01 --quick"` for a quick look. CI never runs it.
+bench-history:
+	scripts/bootstrap.sh dev
+	@command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk"; exit 1; }
+	@command -v redis-server >/dev/null || { echo "redis-server is missing: apt-get install -y redis-server"; exit 1; }
+	.venv/bin/python bench/history.py $(ARGS)
 
 # The dispatch solver on public VRPTW instances (bench/results/dispatch.md, at most 30 min):
 # `make bench-dispatch`, or `make bench-dispatch ARGS=--quick` to smoke it.

@@ -182,18 +182,19 @@ def service_groups(
     database: str,
     redis_url: str,
     exclude_backends: Callable[[], Iterable[int]] = tuple,
+    server: str = "host=127.0.0.1 port=5432",
 ) -> ProcessGroups:
     """web: the gunicorn trees; worker: the Celery worker and beat trees; pg: the PostgreSQL
-    client backends connected to `database` (other engineers' tests use other databases of the
-    same cluster), less `exclude_backends()` (the benchmark's own connection); pg-bg: the
-    postmaster and the cluster's background processes (checkpointer, background writer,
-    walwriter, autovacuum), shared; redis: the server behind `redis_url`."""
+    client backends connected to `database` of the cluster at `server` (other engineers' tests
+    use other databases of it), less `exclude_backends()` (the benchmark's own connection);
+    pg-bg: the postmaster and the cluster's background processes (checkpointer, background
+    writer, walwriter, autovacuum), shared; redis: the server behind `redis_url`."""
     import psycopg  # noqa: PLC0415 - only the benchmark needs it here
     import redis  # noqa: PLC0415
 
     # A connection of our own to the maintenance database: never one of `database`'s backends.
     catalog = psycopg.connect(
-        "host=127.0.0.1 user=postgres dbname=postgres application_name=bench-cpu", autocommit=True
+        f"{server} user=postgres dbname=postgres application_name=bench-cpu", autocommit=True
     )
 
     def backends() -> list[int]:

@@ -17,6 +17,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -62,9 +63,13 @@ PRODUCTION_SETTINGS = {
 }
 
 
-def bench_env(database: str, port: int, **extra: str) -> dict[str, str]:
+def bench_env(
+    database: str, port: int, *, database_url: str | None = None, **extra: str
+) -> dict[str, str]:
+    """The benchmark's settings on `database` of the shared cluster (5432), or on
+    `database_url` when given (a cluster of the benchmark's own: bench/history.py)."""
     return service_env(
-        f"postgres://postgres@127.0.0.1:5432/{database}",
+        database_url or f"postgres://postgres@127.0.0.1:5432/{database}",
         os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9"),
         port,
         BENCH_SETTINGS,
@@ -72,9 +77,31 @@ def bench_env(database: str, port: int, **extra: str) -> dict[str, str]:
     )
 
 
-def production_env(database: str, port: int, redis_url: str, **extra: str) -> dict[str, str]:
+def production_env(
+    database: str, port: int, redis_url: str, *, database_url: str | None = None, **extra: str
+) -> dict[str, str]:
     """Production settings (DEBUG off), with bench-only secrets and plain HTTP on loopback."""
-    return bench_env(database, port, REDIS_URL=redis_url, **PRODUCTION_SETTINGS, **extra)
+    return bench_env(
+        database,
+        port,
+        database_url=database_url,
+        REDIS_URL=redis_url,
+        **PRODUCTION_SETTINGS,
+        **extra,
+    )
+
+
+def server_options(env: dict) -> list[str]:
+    """`-h host -p port` of the PostgreSQL server behind env's DATABASE_URL, for its client
+    programs (createdb, dropdb)."""
+    url = urlsplit(env["DATABASE_URL"])
+    return ["-h", url.hostname or "127.0.0.1", "-p", str(url.port or 5432)]
+
+
+def server_dsn(env: dict) -> str:
+    """`host=... port=...` of the PostgreSQL server behind env's DATABASE_URL (libpq)."""
+    url = urlsplit(env["DATABASE_URL"])
+    return f"host={url.hostname or '127.0.0.1'} port={url.port or 5432}"
 
 
 # The service's processes, as docker-compose.yml starts them (its `web`, `worker` and `beat`).
@@ -149,12 +176,14 @@ def manage(env: dict, *args: str, timeout: float = 1800) -> str:
 
 
 def fresh_database(env: dict, name: str) -> None:
+    """Drops and creates `name` on the server of env's DATABASE_URL, then migrates it."""
+    server = server_options(env)
     subprocess.run(
-        ["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", name],
+        ["dropdb", *server, "-U", "postgres", "--if-exists", "--force", name],
         check=True,
         timeout=60,
     )
-    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True, timeout=60)
+    subprocess.run(["createdb", *server, "-U", "postgres", name], check=True, timeout=60)
     manage(env, "migrate", "--noinput")
 
 

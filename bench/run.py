@@ -45,19 +45,28 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import harness  # noqa: E402 - needs the repository root on the path
 
-DATABASE = "bench_main"
-PORT = 8021
+#: Where it runs: the shared cluster's `bench_main`, Redis db 9, port 8021; bench/history.py
+#: points it at a cluster, a Redis and a port of its own (BENCH_DATABASE_URL, BENCH_REDIS_URL,
+#: BENCH_PORT).
+DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/bench_main")
+DATABASE = urlsplit(DATABASE_URL).path.lstrip("/")
+PORT = int(os.environ.get("BENCH_PORT", "8021"))
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
 WORKERS = "4"  # docker-compose.yml `web`: WEB_CONCURRENCY=4 (gunicorn.conf.py's default)
-ENV = harness.production_env(DATABASE, PORT, REDIS_URL, WEB_CONCURRENCY=WORKERS)
+ENV = harness.production_env(
+    DATABASE, PORT, REDIS_URL, database_url=DATABASE_URL, WEB_CONCURRENCY=WORKERS
+)
 harness.setup_django(ENV)
 
 import redis  # noqa: E402 - needs Django set up
@@ -168,6 +177,7 @@ class CpuPerOperation:
             database=DATABASE,
             redis_url=REDIS_URL,
             exclude_backends=own_backend,
+            server=harness.server_dsn(ENV),
         )
         # scenario -> per round: ms of CPU per operation of each group, all-in, and ops
         self.rounds: dict[str, list[dict[str, float]]] = {}
@@ -183,11 +193,15 @@ class CpuPerOperation:
         self.rounds.setdefault(name, []).append(per_operation)
         return measurement
 
-    def render(self) -> str:
-        medians = {
+    def medians(self) -> dict[str, dict[str, float]]:
+        """scenario -> group (and all-in, ops) -> median over the rounds."""
+        return {
             name: {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
             for name, rounds in self.rounds.items()
         }
+
+    def render(self) -> str:
+        medians = self.medians()
         columns = (*cpu.GROUPS, "all-in")
         lines = [
             "| scenario | ops | "
@@ -272,37 +286,32 @@ def maintenance_section(rounds: int, seconds: int) -> str:
     return f"{MAINTENANCE_HEADING}\n\n" + (RESULTS / "maintenance.md").read_text()
 
 
-def main() -> int:  # noqa: PLR0915 - one run, told in order
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: 1 round of 3 s")
-    parser.add_argument("--rounds", type=int, default=None)
-    parser.add_argument("--seconds", type=int, default=None)
-    parser.add_argument("--events", type=int, default=None, help="webhook events per burst")
-    parser.add_argument(
-        "--only",
-        choices=["noisy", "courier", "maintenance"],
-        help="run one scenario alone and update its section",
-    )
-    args = parser.parse_args()
-    rounds = args.rounds or (1 if args.quick else 3)
-    seconds = args.seconds or (3 if args.quick else 8)
-    if args.only:
-        latest = RESULTS / "latest.md"
-        heading, section = {
-            "noisy": (NOISY_HEADING, noisy_section),
-            "courier": (COURIER_HEADING, courier_section),
-            "maintenance": (MAINTENANCE_HEADING, maintenance_section),
-        }[args.only]
-        document = harness.section_replaced(latest.read_text(), heading, section(rounds, seconds))
-        latest.write_text(document)
-        print(f"written to {latest} ({heading})")
-        return 0
-    events = args.events or (300 if args.quick else 1500)
-    paced_events = 100 if args.quick else 300
-    command = "make bench" + (f" ARGS='{shlex.join(sys.argv[1:])}'" if sys.argv[1:] else "")
-    started = time.monotonic()
-    commit = harness.git_commit()  # what runs: taken before the load (others may commit meanwhile)
+@dataclass
+class Run:
+    """What one measurement left: the wrk medians, the webhook figures, the hot slot booked
+    until full, the CPU per operation and the invariants."""
 
+    medians: dict[str, harness.Measurement]
+    hooks: dict
+    full: tuple[harness.Measurement, int]
+    cpu_use: CpuPerOperation
+    checks: list[tuple[str, str]]
+
+
+def measure(  # noqa: PLR0915 - one run, told in order
+    *,
+    rounds: int,
+    seconds: int,
+    events: int,
+    paced_events: int,
+    prepare: Callable[[load.Data], None] | None = None,
+    before_rounds: Callable[[], None] | None = None,
+    after_rounds: Callable[[], None] | None = None,
+) -> Run:
+    """A fresh database with the benchmark's data, `prepare(data)` (bench/history.py loads a
+    year of history there) before the service starts, the warm-up, `before_rounds()`, then
+    `rounds` interleaved rounds of every scenario, `after_rounds()` and the invariants after
+    the load."""
     (ROOT / "var").mkdir(exist_ok=True)
     RESULTS.mkdir(exist_ok=True)
     print(f"fresh database {DATABASE}, Redis {REDIS_URL}", flush=True)
@@ -318,6 +327,8 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
         platform="partner_a",
         webhook_url=f"{hook_receiver.url}/hook",
     )
+    if prepare is not None:
+        prepare(data)
     connection.close()
 
     scenarios = Scenarios(data, seconds, BASE)
@@ -333,6 +344,8 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
             scenarios.run(name, seconds=2)
         load.outbox_drain(timeout=60)
         load.webhooks_bench.run_noop(50)
+        if before_rounds is not None:
+            before_rounds()
         offset = 0
         for round_number in range(1, rounds + 1):
             scenarios.round = round_number
@@ -385,6 +398,8 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
                 f"{cpu_use.rounds['webhook delivery'][-1]['worker']:.2f} ms",
                 flush=True,
             )
+        if after_rounds is not None:
+            after_rounds()
         checks, full = load.after_the_load(
             data, scenarios, [load_receiver, hook_receiver], load_started
         )
@@ -402,11 +417,49 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
         "burst": statistics.median(r.events_per_second for r in hooks["burst"]),
         "p50_ms": statistics.median(r.median_ms for r in hooks["paced"]),
         "p99_ms": statistics.median(r.p99_ms for r in hooks["paced"]),
-        "not_delivered": Delivery.objects.exclude(status=DeliveryStatus.DELIVERED).count(),
+        # The load's deliveries (a database with history holds ended ones of its own).
+        "not_delivered": Delivery.objects.filter(created_at__gte=load_started)
+        .exclude(status=DeliveryStatus.DELIVERED)
+        .count(),
     }
-    table, all_pass = render(medians, hook_summary, full)
-    cpu_table = cpu_use.render()
-    invariant_lines = load.checks_text(checks)
+    return Run(medians, hook_summary, full, cpu_use, checks)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1 round of 3 s")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--seconds", type=int, default=None)
+    parser.add_argument("--events", type=int, default=None, help="webhook events per burst")
+    parser.add_argument(
+        "--only",
+        choices=["noisy", "courier", "maintenance"],
+        help="run one scenario alone and update its section",
+    )
+    args = parser.parse_args()
+    rounds = args.rounds or (1 if args.quick else 3)
+    seconds = args.seconds or (3 if args.quick else 8)
+    if args.only:
+        latest = RESULTS / "latest.md"
+        heading, section = {
+            "noisy": (NOISY_HEADING, noisy_section),
+            "courier": (COURIER_HEADING, courier_section),
+            "maintenance": (MAINTENANCE_HEADING, maintenance_section),
+        }[args.only]
+        document = harness.section_replaced(latest.read_text(), heading, section(rounds, seconds))
+        latest.write_text(document)
+        print(f"written to {latest} ({heading})")
+        return 0
+    events = args.events or (300 if args.quick else 1500)
+    paced_events = 100 if args.quick else 300
+    command = "make bench" + (f" ARGS='{shlex.join(sys.argv[1:])}'" if sys.argv[1:] else "")
+    started = time.monotonic()
+    commit = harness.git_commit()  # what runs: taken before the load (others may commit meanwhile)
+
+    run = measure(rounds=rounds, seconds=seconds, events=events, paced_events=paced_events)
+    table, all_pass = render(run.medians, run.hooks, run.full)
+    cpu_table = run.cpu_use.render()
+    invariant_lines = load.checks_text(run.checks)
     minutes = (time.monotonic() - started) / 60
     header = (
         f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
@@ -459,7 +512,7 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     print(
         f"\ntargets: {'all PASS' if all_pass else 'some FAIL'}; written to bench/results/latest.md"
     )
-    return 0 if all(problem == "ok" for _, problem in checks) else 1
+    return 0 if all(problem == "ok" for _, problem in run.checks) else 1
 
 
 if __name__ == "__main__":

@@ -8,12 +8,10 @@ free port of its own and lives in a temporary directory. Every wait is bounded.
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -22,189 +20,21 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import psycopg
 import requests
 
 from bench import harness
 from bench.harness import ROOT
+from bench.throwaway import (  # noqa: F401 - the fault tests import them from here
+    ThrowawayPostgres,
+    ThrowawayRedis,
+    free_port,
+    stop_group,
+    wait_until,
+)
 
 LOG_DIR = ROOT / "var" / "faults"
 STACKDUMP = Path(__file__).resolve().parent / "stackdump"
 STACKDUMP_SIGNAL = signal.SIGRTMIN + 3
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until(predicate, *, timeout: float, interval: float = 0.1, what: str = "condition"):
-    """Polls `predicate` until it returns something truthy; fails after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(interval)
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.2)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _stop_group(process: subprocess.Popen, *, sig=signal.SIGTERM, timeout: float = 15) -> None:
-    """Stops a process started with its own session, and everything it forked."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, sig)
-    except ProcessLookupError:
-        return
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-
-
-# --- PostgreSQL --------------------------------------------------------------------------------
-
-
-def _pg_bin(name: str) -> str:
-    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
-    if not candidates:
-        raise RuntimeError(f"PostgreSQL server binaries not found ({name})")
-    return candidates[-1]
-
-
-def _as_postgres(*command: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    return subprocess.run(
-        [*prefix, *command], check=True, capture_output=True, text=True, timeout=timeout
-    )
-
-
-@dataclass
-class ThrowawayPostgres:
-    """A PostgreSQL cluster in a temporary directory on a free port, trust auth, no fsync."""
-
-    port: int = field(default_factory=free_port)
-    directory: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="faults-pg-")))
-
-    @property
-    def data(self) -> Path:
-        return self.directory / "data"
-
-    def url(self, database: str) -> str:
-        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
-
-    def create(self) -> None:
-        if os.geteuid() == 0:
-            shutil.chown(self.directory, "postgres", "postgres")
-        _as_postgres(
-            _pg_bin("initdb"),
-            "-D",
-            str(self.data),
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "--no-sync",
-            "-E",
-            "UTF8",
-        )
-        self.start()
-
-    def start(self) -> None:
-        options = (
-            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.directory} "
-            "-c fsync=off -c full_page_writes=off -c max_connections=200"
-        )
-        _as_postgres(
-            _pg_bin("pg_ctl"),
-            "-D",
-            str(self.data),
-            "-l",
-            str(self.directory / "server.log"),
-            "-o",
-            options,
-            "-w",
-            "-t",
-            "30",
-            "start",
-        )
-
-    def stop(self, mode: str = "fast") -> None:
-        _as_postgres(_pg_bin("pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "-t", "30", "stop")
-
-    def is_running(self) -> bool:
-        return (self.data / "postmaster.pid").exists()
-
-    def destroy(self) -> None:
-        if self.is_running():
-            try:
-                self.stop("immediate")
-            except subprocess.SubprocessError:
-                pid = int((self.data / "postmaster.pid").read_text().split()[0])
-                os.kill(pid, signal.SIGKILL)
-        shutil.rmtree(self.directory, ignore_errors=True)
-
-    def connect(self, database: str) -> psycopg.Connection:
-        return psycopg.connect(self.url(database), autocommit=True, connect_timeout=5)
-
-    def execute(self, database: str, sql: str, params=None) -> list[tuple]:
-        with self.connect(database) as conn, conn.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall() if cursor.description else []
-
-
-# --- Redis -------------------------------------------------------------------------------------
-
-
-@dataclass
-class ThrowawayRedis:
-    """A redis-server on a free port, nothing persisted: a restart comes back empty."""
-
-    port: int = field(default_factory=free_port)
-    process: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--daemonize",
-                "no",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        wait_until(lambda: _port_open(self.port), timeout=10, what="redis-server to listen")
-
-    def stop(self) -> None:
-        """SIGTERM: redis-server shuts down at once (nothing to save)."""
-        if self.process is not None:
-            _stop_group(self.process)
-            self.process = None
-        wait_until(lambda: not _port_open(self.port), timeout=10, what="redis-server to stop")
 
 
 # --- The service under test --------------------------------------------------------------------
@@ -301,11 +131,11 @@ class Service:
     def kill(self, role: str) -> None:
         """SIGKILL, no shutdown of any kind (as the OOM killer would)."""
         process = self.processes.pop(role)
-        _stop_group(process, sig=signal.SIGKILL)
+        stop_group(process, sig=signal.SIGKILL)
 
     def stop(self) -> None:
         for role in list(self.processes):
-            _stop_group(self.processes.pop(role))
+            stop_group(self.processes.pop(role))
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
 

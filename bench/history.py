@@ -1,0 +1,414 @@
+"""A year of history, measured: `make bench-history` (docs/performance.md "History").
+
+    .venv/bin/python bench/history.py                 # the full year (5 M orders, ...), 3 rounds
+    .venv/bin/python bench/history.py --scale 0.01    # a hundredth of it, for a quick look
+    .venv/bin/python bench/history.py --scale 0.1 --quick
+
+1. Starts a PostgreSQL cluster of its own (bench/throwaway.py: a temporary directory, a free
+   port, tuned like a real server of this machine: shared_buffers 1 GB, fsync on,
+   pg_stat_statements loaded) and a Redis of its own on a free port: the shared 5432 and 6379
+   are never touched.
+2. Runs the `make bench` scenarios (bench/run.py `measure`, gunicorn on a free port) twice, in
+   the same cluster: on `history_empty` (the benchmark's own data only) and on
+   `history_loaded`, where bench/history_load.py first loads a year of a busy organization into
+   the benchmark's tenants (set-based SQL), then VACUUM ANALYZE. Each run is a child process
+   (Django is set up once per process, for one database).
+3. After the warm-up of each run, pg_stat_statements is reset for its database; after the
+   rounds, its top statements are kept. On the loaded database, the hot statements are
+   explained (bench/explain: EXPLAIN (ANALYZE, BUFFERS)) into bench/results/history-plans.txt.
+4. Writes bench/results/history.md: per scenario the all-in CPU per operation on both databases
+   and their ratio (goal <= 1.15), the PostgreSQL CPU per webhook delivery (goal <= 1 ms), the
+   load time, the database sizes, and the statements whose cost grew with the history.
+
+CI never runs it; nothing is left behind (the cluster's directory is removed, `--keep` keeps it
+running for a look and prints how to reach it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench import harness  # noqa: E402 - needs the repository root on the path
+from bench.throwaway import (  # noqa: E402
+    SERVER_SETTINGS,
+    ThrowawayPostgres,
+    ThrowawayRedis,
+    free_port,
+)
+
+RESULTS = Path(__file__).resolve().parent / "results"
+KINDS = ("empty", "loaded")
+RATIO_GOAL = 1.15
+WEBHOOK_PG_GOAL_MS = 1.0
+#: the scenarios of the goal (issue 29): the hot paths, not the reference endpoints
+HOT = (
+    "authenticated hello",
+    "read partner order",
+    "create partner order",
+    "bulk availability 14 days",
+    "resolve-zone 1,000 zones",
+    "resolve-zone 1 zone",
+    "ERP booking 50 slots",
+    "ERP booking hot slot",
+    "webhook delivery",
+)
+TOP_STATEMENTS = 25
+STATEMENT_COLUMNS = ("query", "calls", "total_ms", "mean_ms", "rows", "hit", "read")
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f}, {five:.2f}, {fifteen:.2f}"
+
+
+# ----- the child: one measured run on one database -----
+
+
+def child(args) -> None:
+    """One bench/run.py measurement on BENCH_DATABASE_URL (the loaded one with the year loaded
+    first); its figures as JSON to `args.out`."""
+    # bench.run first: importing it configures Django from the BENCH_* environment.
+    bench_run = importlib.import_module("bench.run")
+    from django.db import connection  # noqa: PLC0415 - needs Django set up
+
+    from bench import history_load  # noqa: PLC0415
+    from slots.services import holds as hold_services  # noqa: PLC0415
+
+    info: dict = {"kind": args.child, "load average at start": load_average()}
+
+    def sql(statement: str, params=None):
+        with connection.cursor() as cursor:
+            cursor.execute(statement, params)
+            return cursor.fetchall() if cursor.description else None
+
+    def prepare(data) -> None:
+        sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        if args.child == "loaded":
+            print(f"loading {args.scale:g} of a year", flush=True)
+            loaded = history_load.load(args.scale)
+            data.slots.existing_orders += loaded.erp_orders
+            info["rows"] = loaded.rows
+            info["load seconds"] = loaded.seconds
+            # The first run of the service's minute task (slots.delete_expired_holds) on this
+            # database: done here, so the rounds see the steady state it keeps.
+            started = time.monotonic()
+            info["expired holds deleted"] = hold_services.slot_holds_expired_delete()
+            info["holds cleanup seconds"] = time.monotonic() - started
+        started = time.monotonic()
+        sql("VACUUM ANALYZE")
+        info["vacuum analyze seconds"] = time.monotonic() - started
+        info["database size"] = sql("SELECT pg_database_size(current_database())")[0][0]
+        info["largest tables"] = sql(
+            "SELECT relname, pg_total_relation_size(oid), pg_relation_size(oid), reltuples::bigint"
+            " FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace"
+            " ORDER BY 2 DESC LIMIT 12"
+        )
+
+    def before_rounds() -> None:
+        sql(
+            "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database"
+            " WHERE datname = current_database()), 0)"
+        )
+
+    def after_rounds() -> None:
+        info["statements"] = [
+            dict(zip(STATEMENT_COLUMNS, row, strict=True))
+            for row in sql(
+                "SELECT query, calls, total_exec_time, mean_exec_time, rows, shared_blks_hit,"
+                " shared_blks_read FROM pg_stat_statements"
+                " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                " ORDER BY total_exec_time DESC LIMIT 300"
+            )
+        ]
+
+    run = bench_run.measure(
+        rounds=args.rounds,
+        seconds=args.seconds,
+        events=args.events,
+        paced_events=args.paced_events,
+        prepare=prepare,
+        before_rounds=before_rounds,
+        after_rounds=after_rounds,
+    )
+    info["cpu"] = run.cpu_use.medians()
+    info["wrk"] = {
+        name: {"rps": m.requests_per_second, "p50": m.p50_ms, "p99": m.p99_ms,
+               "errors": m.non2xx + m.socket_errors}
+        for name, m in run.medians.items()
+    }  # fmt: skip
+    info["hooks"] = run.hooks
+    info["checks"] = run.checks
+    info["load average at end"] = load_average()
+    Path(args.out).write_text(json.dumps(info, default=str))
+    if args.child == "loaded" and args.plans:
+        from bench.explain import run as explain  # noqa: PLC0415 - needs Django set up
+
+        print("explaining the hot statements", flush=True)
+        try:
+            with open(args.plans, "w") as out:
+                explain.explain_all(out)
+        except Exception as exc:
+            print(f"explaining failed: {exc!r}", flush=True)
+
+
+# ----- the parent: the cluster, both runs, the report -----
+
+
+def run_child(kind: str, args, postgres: ThrowawayPostgres, redis_url: str, out: Path) -> dict:
+    env = {
+        **os.environ,
+        "BENCH_DATABASE_URL": postgres.url(f"history_{kind}"),
+        "BENCH_REDIS_URL": redis_url,
+        "BENCH_PORT": str(free_port()),
+    }
+    command = [
+        sys.executable, __file__, "--child", kind, "--out", str(out),
+        "--scale", str(args.scale), "--rounds", str(args.rounds),
+        "--seconds", str(args.seconds), "--events", str(args.events),
+        "--paced-events", str(args.paced_events),
+    ]  # fmt: skip
+    if kind == "loaded":
+        command += ["--plans", str(RESULTS / "history-plans.txt")]
+    print(f"== {kind} database ==", flush=True)
+    subprocess.run(command, cwd=ROOT, env=env, check=True, timeout=4 * 3600)
+    return json.loads(out.read_text())
+
+
+def _normalized(query: str) -> str:
+    return " ".join(query.split())
+
+
+def _blocks(statement: dict) -> str:
+    """Shared buffers a call touched (of which read from outside shared_buffers)."""
+    calls = max(statement["calls"], 1)
+    hit, read = statement["hit"] / calls, statement["read"] / calls
+    return f"{hit + read:.1f} ({read:.1f})"
+
+
+def statements_table(empty: dict, loaded: dict) -> str:
+    """The statements of the loaded run, by total time, beside the same statement's figures on
+    the empty database (matched by text: query ids differ between databases)."""
+    before = {_normalized(s["query"]): s for s in empty["statements"]}
+    lines = [
+        "| # | statement | calls | total ms | mean ms | blocks/call (read) | empty: mean ms | "
+        "empty: blocks/call (read) | mean ratio |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for number, s in enumerate(loaded["statements"][:TOP_STATEMENTS], start=1):
+        query = _normalized(s["query"])
+        blocks = _blocks(s)
+        other = before.get(query)
+        if other:
+            ratio = s["mean_ms"] / other["mean_ms"] if other["mean_ms"] else float("nan")
+            tail = f"{other['mean_ms']:.3f} | {_blocks(other)} | {ratio:.2f}"
+        else:
+            tail = "- | - | -"
+        shown = query if len(query) <= 220 else query[:217] + "..."
+        shown = shown.replace("|", "\\|")
+        lines.append(
+            f"| {number} | `{shown}` | {s['calls']} | {s['total_ms']:.0f} | {s['mean_ms']:.3f} | "
+            f"{blocks} | {tail} |"
+        )
+    return "\n".join(lines)
+
+
+def report(args, empty: dict, loaded: dict) -> str:
+    run = loaded["run"]
+    lines = [
+        "| scenario | empty: all-in ms/op | loaded: all-in ms/op | ratio | goal | result | "
+        "empty: pg ms/op | loaded: pg ms/op | empty: req/s | loaded: req/s |",
+        "|---|---:|---:|---:|---|---|---:|---:|---:|---:|",
+    ]
+    failures = []
+    for name, row in loaded["cpu"].items():
+        base = empty["cpu"].get(name)
+        if base is None:
+            continue
+        ratio = row["all-in"] / base["all-in"] if base["all-in"] else float("nan")
+        hot = name in HOT
+        verdict = "-" if not hot else ("PASS" if ratio <= RATIO_GOAL else "FAIL")
+        if verdict == "FAIL":
+            failures.append(name)
+        rps = (empty["wrk"].get(name, {}).get("rps"), loaded["wrk"].get(name, {}).get("rps"))
+        rps_text = " | ".join(f"{r:.0f}" if r else "-" for r in rps)
+        lines.append(
+            f"| {name} | {base['all-in']:.2f} | {row['all-in']:.2f} | {ratio:.2f} | "
+            f"{f'<= {RATIO_GOAL}' if hot else 'reference'} | {verdict} | {base['pg']:.2f} | "
+            f"{row['pg']:.2f} | {rps_text} |"
+        )
+    hook_pg = loaded["cpu"]["webhook delivery"]["pg"]
+    hook_verdict = "PASS" if hook_pg <= WEBHOOK_PG_GOAL_MS else "FAIL"
+    rows = loaded.get("rows", {})
+    seconds = loaded.get("load seconds", {})
+    load_total = sum(seconds.values())
+    gib = 1024**3
+    checks = [
+        f"- {kind}: "
+        + "; ".join(f"{'PASS' if p == 'ok' else 'FAIL'}: {n}" for n, p in run["checks"])
+        for kind, run in (("empty", empty), ("loaded", loaded))
+    ]
+    cleanup = (
+        f"{loaded.get('expired holds deleted', 0):,} expired holds in "
+        f"{loaded.get('holds cleanup seconds', 0):.1f} s, VACUUM ANALYZE "
+        f"{loaded['vacuum analyze seconds']:.0f} s"
+    )
+    sizes = f"{loaded['database size'] / gib:.2f} GiB loaded, {empty['database size'] / gib:.2f}"
+    tables = "\n".join(
+        f"| {name} | {rows_:,} | {total / 2**20:,.0f} | {heap / 2**20:,.0f} |"
+        for name, total, heap, rows_ in loaded["largest tables"]
+    )
+    return f"""# Benchmark: a year of history (`make bench-history`)
+
+- date: {run["started"]}; commit {run["commit"]}; took {run["minutes"]:.1f} min
+- command: `make bench-history ARGS='{run["command"]}'`
+- scale: {run["scale"]:g} of a year (1 = 5 M orders, 5 M webhook events, 1 M Idempotency-Keys)
+- method: bench/run.py's scenarios ({run["rounds"]} interleaved round(s) of {run["seconds"]} s,
+  webhook burst of {run["events"]} events) on the empty database, then on the loaded one, same
+  cluster (its own: shared_buffers 1 GB, fsync on, pg_stat_statements), same Redis, same code;
+  CPU per operation all-in (web + worker + pg + redis, bench/cpu.py), medians of the rounds
+- machine: {os.cpu_count()} cores ({platform.machine()}), shared with other engineers' work;
+  load average (1, 5, 15 min) {empty["load average at start"]} at the start of the empty run,
+  {loaded["load average at start"]} at the start of the loaded run, {loaded["load average at end"]}
+  at its end
+
+## CPU per operation: loaded vs empty
+
+Goal: every hot scenario within {RATIO_GOAL}x its empty-database CPU per operation; webhook
+delivery at most {WEBHOOK_PG_GOAL_MS:g} ms of PostgreSQL per delivery. Figures move 10-20 % between
+runs on this shared machine: a ratio within that of 1 is noise.
+
+{chr(10).join(lines)}
+
+- webhook delivery, PostgreSQL per delivery: {empty["cpu"]["webhook delivery"]["pg"]:.2f} ms
+  empty, **{hook_pg:.2f} ms loaded** (goal <= {WEBHOOK_PG_GOAL_MS:g} ms): {hook_verdict}
+- hot scenarios over {RATIO_GOAL}x: {", ".join(failures) or "none"}
+
+## What was loaded
+
+- load: {load_total:.0f} s ({", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())}); then the
+  service's hold cleanup (its first run) deleted {cleanup}
+- rows: {", ".join(f"{k} {v:,}" for k, v in rows.items())}
+- database size: {sizes} GiB empty
+
+| largest tables (loaded) | rows | total MiB | heap MiB |
+|---|---:|---:|---:|
+{tables}
+
+## Statements (pg_stat_statements, the loaded run's rounds, by total time)
+
+Reset after each run's warm-up, read at the end of its rounds; the benchmark's own connection
+(outbox polling, the webhook burst's INSERTs) is in it too. Total time includes lock waits (the
+key row of a webhook destination, a hot slot's counter, the reference endpoints' row): compare
+the mean time and the blocks per call of a statement on both databases. Matched to the empty
+run's statement of the same text.
+
+{statements_table(empty, loaded)}
+
+## Invariants after the load
+
+{chr(10).join(checks)}
+"""
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of a year to load")
+    parser.add_argument("--quick", action="store_true", help="1 round of 3 s, small bursts")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--seconds", type=int, default=None)
+    parser.add_argument("--events", type=int, default=None)
+    parser.add_argument("--paced-events", type=int, default=None)
+    parser.add_argument("--keep", action="store_true", help="leave the cluster running")
+    parser.add_argument("--only", choices=KINDS, help="run one database (to debug)")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="write history.md again from the last run's figures (var/history-*.json)",
+    )
+    parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--plans", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    args.rounds = args.rounds or (1 if args.quick else 3)
+    args.seconds = args.seconds or (3 if args.quick else 8)
+    args.events = args.events or (300 if args.quick else 1500)
+    args.paced_events = args.paced_events or (100 if args.quick else 300)
+    return args
+
+
+def main() -> int:
+    args = arguments()
+    if args.child:
+        child(args)
+        return 0
+
+    figures = {kind: ROOT / "var" / f"history-{kind}.json" for kind in KINDS}
+    if args.report_only:
+        results = {kind: json.loads(path.read_text()) for kind, path in figures.items()}
+        document = report(args, results["empty"], results["loaded"])
+        (RESULTS / "history.md").write_text(document)
+        print(document)
+        return 0
+    started = time.monotonic()
+    started_at = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+    commit = harness.git_commit()
+    (ROOT / "var").mkdir(exist_ok=True)
+    RESULTS.mkdir(exist_ok=True)
+    postgres = ThrowawayPostgres(
+        directory=Path(tempfile.mkdtemp(prefix="bench-history-pg-")),
+        settings=dict(SERVER_SETTINGS),
+    )
+    redis_server = ThrowawayRedis()
+    print(f"uptime: load average {load_average()}", flush=True)
+    print(f"PostgreSQL on port {postgres.port} ({postgres.directory})", flush=True)
+    postgres.create()
+    redis_server.start()
+    results: dict[str, dict] = {}
+    try:
+        for number, kind in enumerate(KINDS):
+            if args.only and kind != args.only:
+                continue
+            redis_url = f"redis://127.0.0.1:{redis_server.port}/{number}"
+            results[kind] = run_child(kind, args, postgres, redis_url, figures[kind])
+            results[kind]["run"] = {
+                "commit": commit,
+                "command": shlex.join(sys.argv[1:]),
+                "scale": args.scale,
+                "rounds": args.rounds,
+                "seconds": args.seconds,
+                "events": args.events,
+                "started": started_at,
+                "minutes": (time.monotonic() - started) / 60,
+            }
+            figures[kind].write_text(json.dumps(results[kind], default=str))
+    finally:
+        redis_server.stop()
+        if args.keep:
+            print(f"kept: psql -h 127.0.0.1 -p {postgres.port} -U postgres history_loaded")
+        else:
+            postgres.destroy()
+    if args.only:
+        print(json.dumps({k: v for k, v in results[args.only].items() if k != "statements"}))
+        return 0
+    document = report(args, results["empty"], results["loaded"])
+    (RESULTS / "history.md").write_text(document)
+    print(document)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
