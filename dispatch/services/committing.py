@@ -394,7 +394,7 @@ class _Commit:
             ):
                 unassigned.append(_unassign(order, "Not on any route of the committed plan"))
         if eta_moved:
-            order_services.orders_eta_set(orders=eta_moved)
+            order_services.orders_eta_set(etas={order.pk: order.eta for order in eta_moved})
         order_services.orders_transition(moves=unassigned + assigned, actor=COMMIT_ACTOR)
 
 

@@ -14,11 +14,12 @@ from tests.gunicorn import body_of, gunicorn_server, raw_request, status_of
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _backends_of_other_processes() -> int:
+def _backends_of(application_name: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            "AND application_name = %s",
+            [application_name],
         )
         return cursor.fetchone()[0]
 
@@ -32,7 +33,13 @@ def test_sixteen_concurrent_requests_use_at_most_the_pool_of_the_worker(tmp_path
     ).encode()
     # The shipped settings: 1 worker of 32 threads taking turns 2 at a time, a pool of 4 (16
     # at once: the in-flight limit of one worker).
-    with gunicorn_server(tmp_path, RATELIMIT_ENABLE="false") as port:
+    database = connection.settings_dict
+    # The server's own connections, told apart from any other process's by their name.
+    url = (
+        f"postgres://{database['USER']}@{database['HOST']}:{database['PORT'] or 5432}/"
+        f"{database['NAME']}?application_name=pool-test"
+    )
+    with gunicorn_server(tmp_path, RATELIMIT_ENABLE="false", DATABASE_URL=url) as port:
         answers: list[bytes] = []
         backends: list[int] = []
 
@@ -45,7 +52,7 @@ def test_sixteen_concurrent_requests_use_at_most_the_pool_of_the_worker(tmp_path
                 thread.start()
             for thread in threads:
                 thread.join()
-            backends.append(_backends_of_other_processes())
+            backends.append(_backends_of("pool-test"))
     assert [status_of(a) for a in answers] == [404] * 48, body_of(answers[0])
     # One worker's pool (FAIR_RUNNING_PER_WORKER + 2), whatever the number of threads that ran.
     assert max(backends) <= 4
