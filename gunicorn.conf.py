@@ -13,17 +13,17 @@ bind = os.environ.get("BIND", "127.0.0.1:8000")
 # limit (delivery/inflight.py: half of these threads per organization and kind of caller, the same
 # two variables) refuses a flooding tenant's excess at once. Keep-alive connections are read by
 # the worker's poller, not a thread, so an idle client holds no thread. Most threads wait their
-# turn (delivery/fairness.py: 2 running per worker) and holds a PostgreSQL connection of its
-# worker's pool (below) only while it runs.
+# turn (delivery/fairness.py: 2 running per worker); each that served a request keeps its
+# PostgreSQL connection (CONN_MAX_AGE), unless the pool below is on.
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
 worker_class = "gthread"
 threads = int(os.environ.get("WEB_THREADS", "32"))
-# Each worker's threads share a small pool of PostgreSQL connections (delivery/settings.py): only
-# the requests in their turn use one (FAIR_RUNNING_PER_WORKER, two more for those resolving who
-# calls before their turn), so an instance holds 4 x 4 connections, not one per thread that ever
-# ran (4 x 32, more than PostgreSQL's default max_connections of 100). Without turns, one each.
-_running = int(os.environ.get("FAIR_RUNNING_PER_WORKER", "2"))
-os.environ.setdefault("DATABASE_POOL_MAX_SIZE", str(_running + 2 if _running > 0 else threads))
+# With DATABASE_POOL_MAX_SIZE set (delivery/settings.py), each worker's threads share that many
+# PostgreSQL connections instead of one kept per thread that ever ran (4 x 32 here): only the
+# requests in their turn hold one, so FAIR_RUNNING_PER_WORKER + 2 is enough. Off by default:
+# with PostgreSQL down, a pooled request waits for the pool's timeout before its 503, where a
+# direct connection fails within connect_timeout (docs/faults.md), so max_connections must then
+# cover workers x threads (docker-compose sets 300).
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 # Off by default: Django writes one access line per request (delivery/access_log.py,
 # docs/operations.md "Logs") with the route instead of the raw path, whose tracking and invite

@@ -123,8 +123,8 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})
 # A request must fail rather than hang when PostgreSQL is away.
 DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
-# A pool of this many connections per process instead of one kept per thread (gunicorn.conf.py
-# sets it for the web workers, whose threads take turns: delivery/fairness.py). 0: no pool.
+# A pool of this many connections per process instead of one kept per thread (for the web
+# workers, whose threads take turns: delivery/fairness.py; gunicorn.conf.py). 0: no pool.
 DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=0)
 if DATABASE_POOL_MAX_SIZE:
     # A pooled connection goes back to the pool when the request ends (Django refuses both).

@@ -1,5 +1,5 @@
-"""Each web worker shares a small pool of PostgreSQL connections among its threads
-(gunicorn.conf.py, delivery/settings.py DATABASE_POOL_MAX_SIZE): concurrent requests never open
+"""With DATABASE_POOL_MAX_SIZE set (delivery/settings.py, docs/operations.md), each web worker
+shares a small pool of PostgreSQL connections among its threads: concurrent requests never open
 one connection per thread, so an instance stays far below PostgreSQL's max_connections however
 many threads it runs."""
 
@@ -31,15 +31,17 @@ def test_sixteen_concurrent_requests_use_at_most_the_pool_of_the_worker(tmp_path
         "GET /api/integrations/partner-a/orders/NO-SUCH-REF HTTP/1.1\r\nHost: localhost\r\n"
         f"X-API-Key: {key}\r\nConnection: close\r\n\r\n"
     ).encode()
-    # The shipped settings: 1 worker of 32 threads taking turns 2 at a time, a pool of 4 (16
-    # at once: the in-flight limit of one worker).
+    # 1 worker of 32 threads taking turns 2 at a time, a pool of 4 (16 at once: the in-flight
+    # limit of one worker).
     database = connection.settings_dict
     # The server's own connections, told apart from any other process's by their name.
     url = (
         f"postgres://{database['USER']}@{database['HOST']}:{database['PORT'] or 5432}/"
         f"{database['NAME']}?application_name=pool-test"
     )
-    with gunicorn_server(tmp_path, RATELIMIT_ENABLE="false", DATABASE_URL=url) as port:
+    with gunicorn_server(
+        tmp_path, RATELIMIT_ENABLE="false", DATABASE_URL=url, DATABASE_POOL_MAX_SIZE="4"
+    ) as port:
         answers: list[bytes] = []
         backends: list[int] = []
 
