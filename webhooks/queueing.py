@@ -1,10 +1,6 @@
 """When delivery attempts are due, how many may be on the wire, and publishing the delivery task
-(contract "Webhooks"), for the outbox's writes and the sender alike.
-
-A delivery gets one `webhooks.deliver` message once the transaction that made it due commits; a
-retry due before the next sweep gets one with a countdown; the sweep queues the rest. The task
-is published by name (the task module imports the sender, which imports this module).
-"""
+(docs/webhooks.md "For operators"). The task is published by name: the task module imports the
+sender, which imports this module."""
 
 import logging
 import threading
@@ -15,6 +11,7 @@ from functools import partial
 from celery import bootsteps
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import KombuError
 from kombu.pools import producers
@@ -38,11 +35,10 @@ logger = logging.getLogger(__name__)
 
 
 class _WorkerThreads:
-    """The thread count of the Celery worker this process runs (worker_init and worker_shutdown
-    connect it in WebhooksConfig.ready)."""
+    """The running Celery worker of this process (worker_init and worker_shutdown connect it in
+    WebhooksConfig.ready)."""
 
-    def __init__(self) -> None:
-        self.worker = None
+    worker = None
 
     def attach(self, sender=None, **kwargs) -> None:
         self.worker = sender
@@ -52,7 +48,7 @@ class _WorkerThreads:
             self.worker = None
 
     def count(self) -> int | None:
-        """The running worker's threads (None outside a worker, or once it stopped)."""
+        """Its threads (None outside a worker, or once it stopped)."""
         blueprint = getattr(self.worker, "blueprint", None)
         if blueprint is None or blueprint.state not in (None, bootsteps.RUN):
             return None
@@ -64,10 +60,9 @@ worker_threads = _WorkerThreads()
 
 
 def in_flight_limit() -> int:
-    """Attempts on the wire at once per destination, across all workers: the setting
-    WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION, but in a worker at most its threads less one, so a
-    destination that hangs always leaves a thread to every other destination's first attempts
-    (with `--concurrency=2`, one attempt at a time per destination)."""
+    """Attempts on the wire at once per destination, across all workers: the setting, but in a
+    worker at most its threads less one, so a destination that hangs always leaves a thread to
+    every other destination's first attempts."""
     limit = max(1, settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION)
     threads = worker_threads.count()
     return limit if threads is None else max(1, min(limit, threads - 1))
@@ -83,11 +78,14 @@ def in_flight_after(now: datetime) -> datetime:
     return now + timedelta(seconds=CLAIM_MARGIN_SECONDS - IN_FLIGHT_GRACE_SECONDS)
 
 
+def unclaimed(now: datetime) -> Q:
+    """Deliveries no one holds a live claim on (never claimed, or its lease lapsed)."""
+    return Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
+
+
 def countdown_horizon() -> timedelta:
-    """Attempts due within this are queued with a countdown to their due time (by the failed
-    attempt before them, or by the sweep looking this far ahead): one sweep interval plus a
-    second of the beat's jitter, so every attempt runs within about a second of its due time
-    (docs/contract.md "Webhooks"); short, so no message waits long in the broker."""
+    """Attempts due within this are queued with a countdown to their due time: one sweep
+    interval plus a second of the beat's jitter, so each runs within about a second of it."""
     seconds = float(settings.WEBHOOK_SWEEP_INTERVAL_SECONDS) + 1.0
     return timedelta(seconds=min(seconds, REQUEUE_AFTER_SECONDS / 2))
 
@@ -98,11 +96,10 @@ def retry_schedule() -> list[int]:
 
 
 class _BrokerBreaker:
-    """After a failed publish, this process leaves the broker alone for a while (the sweep
-    queues the deliveries again anyway)."""
+    """After a failed publish this process leaves the broker alone for a while: the sweep queues
+    the deliveries again anyway."""
 
-    def __init__(self) -> None:
-        self.closed_until = 0.0
+    closed_until = 0.0
 
     def allows_publishing(self) -> bool:
         return time.monotonic() >= self.closed_until
@@ -132,8 +129,8 @@ def _publishing_connection():
 
 
 def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
-    """Publishes the delivery task (to run at `eta` when given, at most countdown_horizon()
-    ahead); a broker failure is logged, never raised (the sweep queues the delivery again)."""
+    """Publishes the delivery task (to run at `eta` when given); a broker failure is logged,
+    never raised (the sweep queues the delivery again)."""
     what = f"webhook delivery {delivery_id}"
     if not broker_breaker.allows_publishing():
         logger.info("%s left to the sweep (broker unavailable)", what)
