@@ -59,15 +59,16 @@ def _due_key(delivery_id, *, now: datetime):
     then (a message that came early)."""
     row = next(
         iter(
-            Delivery.objects.filter(pk=delivery_id, status=DeliveryStatus.PENDING)
+            Delivery.objects.filter(pk=delivery_id)
             .order_by()
-            .values_list("api_key_id", "next_attempt_at", "claimed_until")
+            .values_list("api_key_id", "status", "next_attempt_at", "claimed_until")
         ),
         None,
     )
-    if row is None or row[1] is None or (row[2] is not None and row[2] >= now):
+    key_id, status, due_at, claimed_until = row or (None, None, None, None)
+    claimed = claimed_until is not None and claimed_until >= now
+    if status != DeliveryStatus.PENDING or due_at is None or claimed:
         return None
-    key_id, due_at, _ = row
     if due_at > now:
         if due_at <= now + queueing.countdown_horizon():
             queueing.delivery_enqueue_on_commit(delivery_id, eta=due_at)
@@ -78,30 +79,23 @@ def _due_key(delivery_id, *, now: datetime):
 def _claim(key_id, delivery_id, *, token: uuid.UUID, now: datetime, batch: int):
     """The deliveries whose due attempts this task now owns (statements.CLAIM), with their events
     and key, and whether others of the destination wait for a slot."""
-    with transaction.atomic():
-        # The key's row lock serializes the claims of one destination, so CLAIM's count sees
-        # every claim made before ours (FOR NO KEY UPDATE: rows referencing the key still insert).
-        if not ApiKey.objects.select_for_update(no_key=True).filter(pk=key_id).values_list("pk"):
-            return [], False
-        with connection.cursor() as cursor:
-            cursor.execute(
-                statements.CLAIM,
-                {
-                    "key": key_id,
-                    "id": delivery_id,
-                    "token": token,
-                    "until": now + queueing.claim_lease(),
-                    "now": now,
-                    "in_flight_after": queueing.in_flight_after(now),
-                    "in_flight_limit": queueing.in_flight_limit(),
-                    "batch": batch,
-                },
-            )
-            rows = statements.claimed(cursor)
+    with connection.cursor() as cursor:
+        rows = statements.claim(
+            cursor,
+            key=key_id,
+            id=delivery_id,
+            token=token,
+            until=now + queueing.claim_lease(),
+            now=now,
+            in_flight_after=queueing.in_flight_after(now),
+            in_flight_limit=queueing.in_flight_limit(),
+            batch=batch,
+        )
+    if not rows and delivery_id is not None:
         # Due, unclaimed and its destination at its limit: it waits for a slot (its message is
         # spent), which a task of the destination or the sweep gives it.
         waits = Delivery.objects.filter(queueing.unclaimed(now), pk=delivery_id)
-        if not rows and delivery_id is not None and waits.update(queued_at=None):
+        if waits.update(queued_at=None):
             logger.info("webhook delivery %s waits: its destination is busy", delivery_id)
     if not rows:
         return [], False

@@ -9,14 +9,18 @@ _DELIVERY = Delivery._meta.db_table
 _EVENT = Event._meta.db_table
 _API_KEY = ApiKey._meta.db_table
 
-#: Run under the lock of key `key`'s row (sending._claim). Unless the destination already has
-#: `in_flight_limit` senders (distinct live tokens), takes under `token` its share of the key's
-#: due and unclaimed deliveries, oldest first: the due backlog divided among the destination's
-#: slots, `batch` at most, led by delivery `id` (nothing if it is not among them), or without
-#: `id` by the oldest that waits for a slot (due, with no message of its own: queued_at NULL).
-#: A row per claimed delivery with the fields of the delivery, its event and its key
-#: (`delivery.<field>`, `event.<field>`, `key.<field>`), and `waiting`: whether others wait.
+#: Two statements sent as one (one round trip, one implicit transaction: client-side binding
+#: allows it). The first locks the row of key `key` (FOR NO KEY UPDATE: rows referencing it still
+#: insert), so the second, started once the lock is granted, counts every claim of the
+#: destination made before. Unless the destination already has `in_flight_limit` senders
+#: (distinct live tokens), it takes under `token` its share of the key's due and unclaimed
+#: deliveries, oldest first: the due backlog divided among the destination's slots, `batch` at
+#: most, led by delivery `id` (nothing if it is not among them), or without `id` by the oldest
+#: that waits for a slot (due, with no message of its own: queued_at NULL). A row per claimed
+#: delivery with the fields of the delivery, its event and its key (`delivery.<field>`,
+#: `event.<field>`, `key.<field>`), and `waiting`: whether others wait.
 CLAIM = f"""
+SELECT FROM {_API_KEY} WHERE id = %(key)s FOR NO KEY UPDATE;
 WITH waiting AS (
     -- The oldest, enough to tell whether one is left beside the batch.
     SELECT w.id, w.next_attempt_at FROM {_DELIVERY} w
@@ -65,8 +69,11 @@ ORDER BY c.id = (SELECT id FROM own) DESC, c.next_attempt_at, c.id
 """  # noqa: S608 - table names come from the models, values are parameters
 
 
-def claimed(cursor) -> list[dict[str, dict]]:
-    """CLAIM's rows as {"delivery": {field: value}, "event": ..., "key": ..., "waiting": bool}."""
+def claim(cursor, **params) -> list[dict[str, dict]]:
+    """Runs CLAIM: its rows as {"delivery": {field: value}, "event": ..., "key": ..., "waiting":
+    bool}, its own delivery first."""
+    cursor.execute(CLAIM, params)
+    cursor.nextset()  # past the lock
     names = [column[0].split(".") for column in cursor.description]
     rows = []
     for values in cursor.fetchall():
