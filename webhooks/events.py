@@ -126,7 +126,7 @@ def _delivery_create(event: Event, *, platform: str | None) -> None:
         created_at=now,
     )
     Delivery.objects.bulk_create([delivery])
-    queueing.delivery_enqueue_on_commit(delivery.id)
+    queueing.new_delivery_enqueue_on_commit(delivery.id, key_id=key_id)
 
 
 # Partner family

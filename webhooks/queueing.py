@@ -5,6 +5,7 @@ sender, which imports this module."""
 import logging
 import threading
 import time
+import weakref
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -21,6 +22,8 @@ from delivery.celery import app as celery_app
 
 #: the Celery name of the delivery task (webhooks.tasks.deliver)
 DELIVER_TASK = "webhooks.deliver"
+#: new deliveries to one destination a message carries at most (a transaction's come together)
+MESSAGE_DELIVERIES = 100
 #: a queued message not picked up after this long is presumed lost and queued again
 REQUEUE_AFTER_SECONDS = 30
 #: after a failed publish, how long this process leaves the broker alone
@@ -128,10 +131,12 @@ def _publishing_connection():
         return _publishing_connections[url]
 
 
-def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
-    """Publishes the delivery task (to run at `eta` when given); a broker failure is logged,
-    never raised (the sweep queues the delivery again)."""
-    what = f"webhook delivery {delivery_id}"
+def delivery_enqueue(*delivery_ids, eta: datetime | None = None) -> None:
+    """Publishes the delivery task of these deliveries (to run at `eta` when given); a broker
+    failure is logged, never raised (the sweep queues the deliveries again)."""
+    what = f"webhook delivery {delivery_ids[0]}" + (
+        f" and {len(delivery_ids) - 1} more" if len(delivery_ids) > 1 else ""
+    )
     if not broker_breaker.allows_publishing():
         logger.info("%s left to the sweep (broker unavailable)", what)
         return
@@ -139,7 +144,7 @@ def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
     try:
         with producers[_publishing_connection()].acquire(block=True, timeout=5) as producer:
             options.update(producer=producer, retry=False, ignore_result=True)
-            celery_app.send_task(DELIVER_TASK, args=[str(delivery_id)], **options)
+            celery_app.send_task(DELIVER_TASK, args=[str(i) for i in delivery_ids], **options)
     except (KombuError, RedisError, OSError) as exc:
         broker_breaker.trip()
         logger.warning("%s not queued (broker unavailable: %s); left to the sweep", what, exc)
@@ -149,3 +154,33 @@ def delivery_enqueue_on_commit(delivery_id, *, eta: datetime | None = None) -> N
     """Publishes the delivery task once the current transaction commits (at once outside one):
     a rolled-back change sends nothing."""
     transaction.on_commit(partial(delivery_enqueue, delivery_id, eta=eta), robust=True)
+
+
+class _NewDeliveries:
+    """New deliveries of one transaction by destination, published once it commits."""
+
+    def __init__(self) -> None:
+        self.ids: dict = {}
+
+    def publish(self) -> None:
+        by_destination, self.ids = self.ids, {}
+        for ids in by_destination.values():
+            for start in range(0, len(ids), MESSAGE_DELIVERIES):
+                delivery_enqueue(*ids[start : start + MESSAGE_DELIVERIES])
+
+
+_new_deliveries = threading.local()
+
+
+def new_delivery_enqueue_on_commit(delivery_id, *, key_id) -> None:
+    """As delivery_enqueue_on_commit, in one message with the transaction's other new deliveries
+    to the same destination: a burst costs the worker a message per MESSAGE_DELIVERIES."""
+    # Each delivery registers its group's publish (the first to run publishes them all). The
+    # group lives only as long as those callbacks: a rolled-back transaction drops them and with
+    # them its group (ids of a rolled-back savepoint go out with the rest and find no delivery).
+    group = getattr(_new_deliveries, "group", lambda: None)()
+    if group is None:
+        group = _NewDeliveries()
+        _new_deliveries.group = weakref.ref(group)
+    group.ids.setdefault(key_id, []).append(delivery_id)
+    transaction.on_commit(group.publish, robust=True)

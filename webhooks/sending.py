@@ -53,27 +53,25 @@ class _Attempt:
     started_at: datetime
 
 
-def _due_key(delivery_id, *, now: datetime):
-    """The key (destination) of the delivery if its attempt is due and unclaimed; a delivery
-    done or someone else's costs its message this one query. One due soon is queued again for
-    then (a message that came early)."""
-    row = next(
-        iter(
-            Delivery.objects.filter(pk=delivery_id)
-            .order_by()
-            .values_list("api_key_id", "status", "next_attempt_at", "claimed_until")
-        ),
-        None,
-    )
-    key_id, status, due_at, claimed_until = row or (None, None, None, None)
-    claimed = claimed_until is not None and claimed_until >= now
-    if status != DeliveryStatus.PENDING or due_at is None or claimed:
-        return None
-    if due_at > now:
-        if due_at <= now + queueing.countdown_horizon():
+def _due(delivery_ids, *, now: datetime) -> list[tuple[str, object]]:
+    """(id, key) of those deliveries whose attempts are due and unclaimed, oldest first: one
+    query, all a message of deliveries done or someone else's costs. One due soon is queued
+    again for then (a message that came early)."""
+    due = []
+    for delivery_id, key_id, status, due_at, claimed_until in (
+        Delivery.objects.filter(pk__in=delivery_ids)
+        .order_by()
+        .values_list("id", "api_key_id", "status", "next_attempt_at", "claimed_until")
+    ):
+        if status != DeliveryStatus.PENDING or due_at is None:
+            continue
+        if claimed_until is not None and claimed_until >= now:
+            continue
+        if due_at <= now:
+            due.append((due_at, str(delivery_id), key_id))
+        elif due_at <= now + queueing.countdown_horizon():
             queueing.delivery_enqueue_on_commit(delivery_id, eta=due_at)
-        return None
-    return key_id
+    return [(delivery_id, key_id) for _, delivery_id, key_id in sorted(due)]
 
 
 def _claim(key_id, delivery_id, *, token: uuid.UUID, now: datetime, batch: int):
@@ -91,12 +89,6 @@ def _claim(key_id, delivery_id, *, token: uuid.UUID, now: datetime, batch: int):
             in_flight_limit=queueing.in_flight_limit(),
             batch=batch,
         )
-    if not rows and delivery_id is not None:
-        # Due, unclaimed and its destination at its limit: it waits for a slot (its message is
-        # spent), which a task of the destination or the sweep gives it.
-        waits = Delivery.objects.filter(queueing.unclaimed(now), pk=delivery_id)
-        if waits.update(queued_at=None):
-            logger.info("webhook delivery %s waits: its destination is busy", delivery_id)
     if not rows:
         return [], False
     key = ApiKey(**rows[0]["key"])
@@ -227,14 +219,14 @@ def _record(attempts: list[_Attempt], unsent: list[Delivery], *, token: uuid.UUI
             logger.info("webhook delivery %s attempt %s failed: %s", a.delivery.id, number, error)
 
 
-def _attempt(key_id, delivery_id, *, batch: int) -> tuple[bool, bool]:
+def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
     """Claims, sends and records the due attempts of up to `batch` deliveries of destination
-    `key_id` (`delivery_id`'s first, if given): (whether it made any, whether deliveries of the
+    `key_id` (`delivery_id`'s first, if given): (the ids it claimed, whether deliveries of the
     destination may be waiting for the slot it frees)."""
     token, claimed_at = uuid.uuid4(), time.monotonic()
     deliveries, waiting = _claim(key_id, delivery_id, token=token, now=timezone.now(), batch=batch)
     if not deliveries:
-        return False, False
+        return set(), False
     # One key signs the whole batch: its secrets are decrypted once. Its URL is resolved and
     # checked once too: the batch's attempts all start within a few seconds of the claim.
     decrypt = functools.cache(decrypt_text)
@@ -255,25 +247,46 @@ def _attempt(key_id, delivery_id, *, batch: int) -> tuple[bool, bool]:
     _record(made, unsent, token=token)
     # Deliveries are refused a slot only while the destination's slots are all taken: some
     # were waiting at the claim, or this batch was cut short (a receiver that fails or hangs).
-    return True, waiting or bool(unsent) or _in_trouble(made[-1].outcome)
+    claimed = {str(delivery.id) for delivery in deliveries}
+    return claimed, waiting or bool(unsent) or _in_trouble(made[-1].outcome)
+
+
+def _send_due(delivery_ids, *, batch: int):
+    """The due attempts of these deliveries, each claim taking its share of the destination's
+    due backlog: (whether it made any, their destination, whether deliveries of the destination
+    may be waiting for the slot it frees)."""
+    now = timezone.now()
+    due = _due(delivery_ids, now=now)
+    made, taken, key_id, look_further = False, set(), None, False
+    for n, (delivery_id, key_id) in enumerate(due):
+        if delivery_id in taken:
+            continue
+        claimed, look_further = _attempt(key_id, delivery_id, batch=batch)
+        if not claimed:
+            # The destination is at its limit: the rest wait for a slot (their message is
+            # spent), which a task of the destination or the sweep gives them.
+            waiting = [i for i, _ in due[n:] if i not in taken]
+            if Delivery.objects.filter(queueing.unclaimed(now), pk__in=waiting).update(
+                queued_at=None
+            ):
+                logger.info("webhook deliveries %s wait: their destination is busy", waiting)
+            break
+        made, taken = True, taken | claimed
+    return made, key_id, look_further
 
 
 def delivery_attempt(*, delivery_id) -> bool:
     """Makes the due attempt of a delivery if no one else is making it; True if it did. Safe to
     call any number of times, from any number of workers at once."""
-    key_id = _due_key(delivery_id, now=timezone.now())
-    return key_id is not None and _attempt(key_id, delivery_id, batch=1)[0]
+    return _send_due([delivery_id], batch=1)[0]
 
 
-def delivery_send(*, delivery_id) -> bool:
-    """The delivery task: the due attempt of this delivery and, in the same claim, its share of
-    its destination's due backlog (their own messages then find nothing to do); then, in the slot
-    it holds, its destination's deliveries waiting for a slot, oldest first; True if it made the
-    first."""
-    key_id = _due_key(delivery_id, now=timezone.now())
-    if key_id is None:
-        return False
-    sent, look_further = _attempt(key_id, delivery_id, batch=DELIVERY_BATCH)
+def delivery_send(*delivery_ids) -> bool:
+    """The delivery task: the due attempts of these deliveries (a transaction's new deliveries to
+    one destination come in one message), each claim taking its share of the destination's due
+    backlog (their own messages then find nothing to do); then, in the slot it holds, the
+    destination's deliveries waiting for a slot, oldest first. True if it made any of its own."""
+    made, key_id, look_further = _send_due(delivery_ids, batch=DELIVERY_BATCH)
     while look_further:
         _, look_further = _attempt(key_id, None, batch=DELIVERY_BATCH)
-    return sent
+    return made
