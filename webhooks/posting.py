@@ -79,8 +79,8 @@ def _status(response, *, started: float, total: float) -> int:
 
 
 def post(destination: Destination, request: signing.SignedRequest) -> Outcome:
-    """POSTs once to the checked addresses; success is a 2xx within WEBHOOK_TIMEOUT_SECONDS, no
-    redirect followed. An address that refuses the connection hands over to the next one."""
+    """POSTs once (no redirect followed); success is a 2xx within WEBHOOK_TIMEOUT_SECONDS. An
+    address that refuses the connection hands over to the next one."""
     total = float(settings.WEBHOOK_TIMEOUT_SECONDS)
     options = {
         # Connecting gets at most 3 s; reading gets what is left of the total.

@@ -189,8 +189,7 @@ def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
     for row in rows:
         event = Event(**_fields(row, "event"), payload=json.loads(row["payload"]))
         deliveries.append(Delivery(event=event, api_key=key, **_fields(row, "delivery")))
-    # One key signs the whole batch, to one URL: its secrets are decrypted and its address
-    # resolved and checked once (the batch's attempts all start within BATCH_SECONDS).
+    # One key, one URL: secrets decrypted, address resolved and checked once per batch.
     decrypt = functools.cache(decrypt_text)
     resolve = functools.cache(netguard.webhook_destination)
     made: list[_Attempt] = []

@@ -8,15 +8,13 @@ _DELIVERY = Delivery._meta.db_table
 _EVENT = Event._meta.db_table
 _API_KEY = ApiKey._meta.db_table
 
-#: Two statements in one round trip and one implicit transaction (client-side binding allows
-#: it): the key's row lock (FOR NO KEY UPDATE: rows referencing it still insert), so that the
-#: claim, which starts once it is granted, counts every claim of the destination made before.
-#: Unless the destination has `in_flight_limit` senders (distinct live tokens), it takes under
-#: `token` its share of the key's due, unclaimed deliveries (the backlog divided among the
-#: slots, `batch` at most), oldest first after delivery `id` (nothing if that one is not due),
-#: or without `id` after the oldest waiting for a slot (queued_at NULL: no message of its own).
-#: A row per claimed delivery: `delivery.<field>`, `event.<field>`, `key.<field>`, `payload`,
-#: and `waiting` (whether others wait).
+#: The key's row lock (FOR NO KEY UPDATE: rows referencing it still insert), then in the same
+#: round trip and implicit transaction (client-side binding allows two statements) the claim,
+#: which so counts every claim of the destination made before it: unless the destination has
+#: `in_flight_limit` senders (live tokens), it takes under `token` its share (`batch` at most)
+#: of the key's due, unclaimed deliveries, led by delivery `id` (nothing if that is not due) or
+#: by the oldest waiting for a slot (queued_at NULL), then oldest first. A row per delivery:
+#: `delivery.<field>`, `event.<field>`, `key.<field>`, `payload` and `waiting` (others wait).
 CLAIM = f"""
 SELECT FROM {_API_KEY} WHERE id = %(key)s FOR NO KEY UPDATE;
 WITH waiting AS (
