@@ -10,10 +10,9 @@ class WebhooksConfig(AppConfig):
 
         metrics.register()
 
-        from celery.signals import worker_init, worker_shutdown  # noqa: PLC0415
+        from celery.signals import worker_init  # noqa: PLC0415
 
         from webhooks import queueing  # noqa: PLC0415
 
         # The in-flight limit reads the worker's thread count (queueing.in_flight_limit).
         worker_init.connect(queueing.worker_threads.attach, weak=False)
-        worker_shutdown.connect(queueing.worker_threads.detach, weak=False)

@@ -25,7 +25,7 @@ from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
 from tenants.models import ApiKey, Platform
-from webhooks import catalog, queueing, sending
+from webhooks import catalog, queueing
 from webhooks.models import Delivery, Event, Family
 
 ORDER_EVENTS = catalog.ORDER_EVENTS
@@ -125,7 +125,7 @@ def _delivery_create(event: Event, *, platform: str | None) -> None:
         created_at=now,
     )
     Delivery.objects.bulk_create([delivery])
-    queueing.delivery_enqueue_on_commit(delivery.id)
+    queueing.new_delivery_enqueue_on_commit(delivery.id, key_id=key_id)
 
 
 def _key_platform(family: str, platform: str | None) -> str | None:
@@ -162,12 +162,9 @@ def events_emit(*, emits: list[EventToEmit]) -> list[Event]:
     in one query, their deliveries in one INSERT (per thousand), whatever their number.
 
     The events are timed a microsecond apart in list order, the last now, so a destination's
-    deliveries are due, and sent, in the order emitted (oldest first). A destination's burst
-    gets a message per slot it may use (`queueing.in_flight_limit()`), for the first delivery
-    of each of its first DELIVERY_BATCH batches, which a task claims with its batch; the others
-    wait for a slot (`queued_at` NULL), as a recovery's do: the task that ends a batch sends the
-    destination's waiting ones next (sending.delivery_send), and the sweep queues any left. A
-    thousand deliveries then cost the worker a few messages, not a thousand.
+    deliveries are due, and sent, in the order emitted (oldest first). They go out as every
+    transaction's new deliveries do: one message per destination and DELIVERY_BATCH ids
+    (queueing.new_delivery_enqueue_on_commit), so a thousand cost the worker ten messages.
     """
     for emit in emits:
         if emit.family not in Family.values:
@@ -194,15 +191,13 @@ def events_emit(*, emits: list[EventToEmit]) -> list[Event]:
         deliveries = _deliveries_make(recorded, emits)
         Delivery.objects.bulk_create(deliveries, batch_size=_BULK_BATCH)
     for delivery in deliveries:
-        if delivery.queued_at is not None:
-            queueing.delivery_enqueue_on_commit(delivery.id)
+        queueing.new_delivery_enqueue_on_commit(delivery.id, key_id=delivery.api_key_id)
     return recorded
 
 
 def _deliveries_make(recorded: list[Event], emits: list[EventToEmit]) -> list[Delivery]:
     """The deliveries of `recorded` (unsaved), by the rules of `_delivery_create`, their keys
-    read in one query; per key, the first of each of its first batches queued (one per slot),
-    the others waiting."""
+    read in one query."""
     wanted = {
         (str(emit.organization_id), _key_platform(emit.family, emit.platform)) for emit in emits
     }
@@ -215,17 +210,12 @@ def _deliveries_make(recorded: list[Event], emits: list[EventToEmit]) -> list[De
         ).values_list("organization_id", "platform", "pk", "webhook_url", "webhook_events")
     }
     deliveries: list[Delivery] = []
-    per_key: dict = {}
-    queued_batches = queueing.in_flight_limit()
     for event, emit in zip(recorded, emits, strict=True):
         key = (str(emit.organization_id), _key_platform(emit.family, emit.platform))
         key_id, url, events = keys.get(key, (None, "", None))
         if not _takes(event.name, url, events):
             continue
         at = event.created_at
-        batch, place = divmod(per_key.get(key_id, 0), sending.DELIVERY_BATCH)
-        per_key[key_id] = per_key.get(key_id, 0) + 1
-        queued = place == 0 and batch < queued_batches
         deliveries.append(
             Delivery(
                 organization_id=event.organization_id,
@@ -234,7 +224,7 @@ def _deliveries_make(recorded: list[Event], emits: list[EventToEmit]) -> list[De
                 url=url,
                 schedule_start=at,
                 next_attempt_at=at,
-                queued_at=at if queued else None,
+                queued_at=at,
                 created_at=at,
             )
         )

@@ -111,7 +111,7 @@ class Delivery(models.Model):
                 condition=Q(status="pending"),
                 name="webhook_delivery_due",
             ),
-            # The in-flight limit per destination: live claims of a key (sending._claim).
+            # The in-flight limit per destination: live claims of a key (statements.CLAIM).
             models.Index(
                 fields=("api_key",),
                 condition=Q(claimed_until__isnull=False),

@@ -1,20 +1,17 @@
 """When delivery attempts are due, how many may be on the wire, and publishing the delivery task
-(contract "Webhooks"), for the outbox's writes and the sender alike.
+(by name: the task module imports the sender, which imports this module)."""
 
-A delivery gets one `webhooks.deliver` message once the transaction that made it due commits; a
-retry due before the next sweep gets one with a countdown; the sweep queues the rest. The task
-is published by name (the task module imports the sender, which imports this module).
-"""
-
+import functools
 import logging
 import threading
 import time
+import weakref
 from datetime import datetime, timedelta
-from functools import partial
 
 from celery import bootsteps
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import KombuError
 from kombu.pools import producers
@@ -24,6 +21,9 @@ from delivery.celery import app as celery_app
 
 #: the Celery name of the delivery task (webhooks.tasks.deliver)
 DELIVER_TASK = "webhooks.deliver"
+#: deliveries of one destination a message carries (a transaction's new ones come together) and
+#: a claim takes at most: a burst's messages then mostly find their deliveries taken
+DELIVERY_BATCH = 100
 #: a queued message not picked up after this long is presumed lost and queued again
 REQUEUE_AFTER_SECONDS = 30
 #: after a failed publish, how long this process leaves the broker alone
@@ -38,25 +38,19 @@ logger = logging.getLogger(__name__)
 
 
 class _WorkerThreads:
-    """The thread count of the Celery worker this process runs (worker_init and worker_shutdown
-    connect it in WebhooksConfig.ready)."""
+    """The threads of this process's running Celery worker (None outside one, or once it
+    stopped); WebhooksConfig.ready connects `attach` to worker_init."""
 
-    def __init__(self) -> None:
-        self.worker = None
+    worker = None
 
     def attach(self, sender=None, **kwargs) -> None:
         self.worker = sender
 
-    def detach(self, sender=None, **kwargs) -> None:
-        if sender is self.worker:
-            self.worker = None
-
     def count(self) -> int | None:
-        """The running worker's threads (None outside a worker, or once it stopped)."""
         blueprint = getattr(self.worker, "blueprint", None)
+        concurrency = getattr(self.worker, "concurrency", None)
         if blueprint is None or blueprint.state not in (None, bootsteps.RUN):
             return None
-        concurrency = getattr(self.worker, "concurrency", None)
         return concurrency if isinstance(concurrency, int) and concurrency > 0 else None
 
 
@@ -64,17 +58,11 @@ worker_threads = _WorkerThreads()
 
 
 def in_flight_limit() -> int:
-    """Attempts on the wire at once per destination, across all workers: the setting
-    WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION, but in a worker at most its threads less one, so a
-    destination that hangs always leaves a thread to every other destination's first attempts
-    (with `--concurrency=2`, one attempt at a time per destination)."""
+    """Attempts on the wire at once per destination, across workers: the setting, but at most the
+    worker's threads less one, so a destination that hangs always leaves a thread to others."""
     limit = max(1, settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION)
     threads = worker_threads.count()
     return limit if threads is None else max(1, min(limit, threads - 1))
-
-
-def claim_lease() -> timedelta:
-    return timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + CLAIM_MARGIN_SECONDS)
 
 
 def in_flight_after(now: datetime) -> datetime:
@@ -83,29 +71,26 @@ def in_flight_after(now: datetime) -> datetime:
     return now + timedelta(seconds=CLAIM_MARGIN_SECONDS - IN_FLIGHT_GRACE_SECONDS)
 
 
+def claim_lease() -> timedelta:
+    return timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + CLAIM_MARGIN_SECONDS)
+
+
+def unclaimed(now: datetime) -> Q:
+    """Deliveries no one holds a live claim on (never claimed, or the lease lapsed)."""
+    return Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
+
+
 def countdown_horizon() -> timedelta:
-    """Attempts due within this are queued with a countdown to their due time (by the failed
-    attempt before them, or by the sweep looking this far ahead): one sweep interval plus a
-    second of the beat's jitter, so every attempt runs within about a second of its due time
-    (docs/contract.md "Webhooks"); short, so no message waits long in the broker."""
+    """Attempts due within this are queued with a countdown to their due time: one sweep
+    interval plus a second of the beat's jitter, so each runs within about a second of it."""
     seconds = float(settings.WEBHOOK_SWEEP_INTERVAL_SECONDS) + 1.0
     return timedelta(seconds=min(seconds, REQUEUE_AFTER_SECONDS / 2))
 
 
-def retry_schedule() -> list[int]:
-    """Seconds from the round's start to each attempt (WEBHOOK_RETRY_SCHEDULE)."""
-    return list(settings.WEBHOOK_RETRY_SCHEDULE) or [0]
-
-
 class _BrokerBreaker:
-    """After a failed publish, this process leaves the broker alone for a while (the sweep
-    queues the deliveries again anyway)."""
+    """After a failed publish this process leaves the broker alone a while (the sweep requeues)."""
 
-    def __init__(self) -> None:
-        self.closed_until = 0.0
-
-    def allows_publishing(self) -> bool:
-        return time.monotonic() >= self.closed_until
+    closed_until = 0.0
 
     def trip(self) -> None:
         self.closed_until = time.monotonic() + BROKER_BACKOFF_SECONDS
@@ -115,34 +100,29 @@ class _BrokerBreaker:
 
 
 broker_breaker = _BrokerBreaker()
-_publishing_connections: dict = {}
-_publishing_lock = threading.Lock()
 
 
-def _publishing_connection():
+@functools.cache
+def _publishing_connection(url: str):
     """A broker connection that tries to connect once: Celery's own retries for about 6 s with
     Redis down, which an order's request would wait through (tests/faults/test_redis_down.py)."""
-    url = celery_app.conf.broker_url
-    with _publishing_lock:
-        if url not in _publishing_connections:
-            _publishing_connections[url] = celery_app.connection_for_write(
-                url=url, transport_options={"max_retries": 0}
-            )
-        return _publishing_connections[url]
+    return celery_app.connection_for_write(url=url, transport_options={"max_retries": 0})
 
 
-def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
-    """Publishes the delivery task (to run at `eta` when given, at most countdown_horizon()
-    ahead); a broker failure is logged, never raised (the sweep queues the delivery again)."""
-    what = f"webhook delivery {delivery_id}"
-    if not broker_breaker.allows_publishing():
+def delivery_enqueue(*delivery_ids, eta: datetime | None = None) -> None:
+    """Publishes the delivery task of these deliveries (to run at `eta` when given); a broker
+    failure is logged, never raised (the sweep queues the deliveries again)."""
+    more = len(delivery_ids) - 1
+    what = f"webhook delivery {delivery_ids[0]}" + (f" and {more} more" if more else "")
+    if time.monotonic() < broker_breaker.closed_until:
         logger.info("%s left to the sweep (broker unavailable)", what)
         return
     options = {"eta": eta} if eta is not None and eta > timezone.now() else {}
     try:
-        with producers[_publishing_connection()].acquire(block=True, timeout=5) as producer:
+        connection = _publishing_connection(celery_app.conf.broker_url)
+        with producers[connection].acquire(block=True, timeout=5) as producer:
             options.update(producer=producer, retry=False, ignore_result=True)
-            celery_app.send_task(DELIVER_TASK, args=[str(delivery_id)], **options)
+            celery_app.send_task(DELIVER_TASK, args=[str(i) for i in delivery_ids], **options)
     except (KombuError, RedisError, OSError) as exc:
         broker_breaker.trip()
         logger.warning("%s not queued (broker unavailable: %s); left to the sweep", what, exc)
@@ -151,4 +131,31 @@ def delivery_enqueue(delivery_id, *, eta: datetime | None = None) -> None:
 def delivery_enqueue_on_commit(delivery_id, *, eta: datetime | None = None) -> None:
     """Publishes the delivery task once the current transaction commits (at once outside one):
     a rolled-back change sends nothing."""
-    transaction.on_commit(partial(delivery_enqueue, delivery_id, eta=eta), robust=True)
+    transaction.on_commit(functools.partial(delivery_enqueue, delivery_id, eta=eta), robust=True)
+
+
+class _NewDeliveries(dict):
+    """A transaction's new deliveries, {destination: ids}, published once it commits."""
+
+    def publish(self) -> None:
+        by_destination = list(self.values())
+        self.clear()
+        for ids in by_destination:
+            for start in range(0, len(ids), DELIVERY_BATCH):
+                delivery_enqueue(*ids[start : start + DELIVERY_BATCH])
+
+
+_new_deliveries = threading.local()
+
+
+def new_delivery_enqueue_on_commit(delivery_id, *, key_id) -> None:
+    """As delivery_enqueue_on_commit, in one message with the transaction's other new deliveries
+    to the same destination: a burst costs the worker a message per DELIVERY_BATCH deliveries."""
+    # Each registers the group's publish (the first to run publishes all). The group lives as long
+    # as those callbacks: a rolled-back transaction drops them, and with them its group.
+    group = getattr(_new_deliveries, "group", lambda: None)()
+    if group is None:
+        group = _NewDeliveries()
+        _new_deliveries.group = weakref.ref(group)
+    group.setdefault(key_id, []).append(delivery_id)
+    transaction.on_commit(group.publish, robust=True)

@@ -171,7 +171,7 @@ def deliveries_sweep(*, now: datetime | None = None, limit: int = SWEEP_BATCH_SI
                 next_attempt_at__lte=now + queueing.countdown_horizon(),
             )
             .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=stale))
-            .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+            .filter(queueing.unclaimed(now))
             .annotate(in_flight=Coalesce(Subquery(in_flight), 0))
             .filter(in_flight__lt=queueing.in_flight_limit())
             .order_by("next_attempt_at")

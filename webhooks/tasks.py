@@ -13,10 +13,10 @@ logger = logging.getLogger(__name__)
 
 
 @shared_task(name=queueing.DELIVER_TASK, acks_late=True, ignore_result=True)
-def deliver(delivery_id: str) -> bool:
-    """Makes the due attempt of one delivery (then those of its destination's deliveries that
-    wait for a slot); a duplicate message finds nothing to claim."""
-    return sending.delivery_send(delivery_id=delivery_id)
+def deliver(*delivery_ids: str) -> bool:
+    """Makes the due attempts of these deliveries (then those of their destination's deliveries
+    that wait for a slot); a duplicate message finds nothing to claim."""
+    return sending.delivery_send(*delivery_ids)
 
 
 @shared_task(name="webhooks.sweep", acks_late=True, ignore_result=True)

@@ -12,8 +12,11 @@ measures, in the same run:
 - paced: events at a steady rate below capacity: the delay commit → first attempt
   (docs/performance.md target p99 < 1 s).
 
-Each scenario runs `--rounds` times, interleaved; the table gives medians. Afterwards every event
-must have reached the receiver (deduplicated by id) and every delivery must be `delivered`.
+Each scenario runs `--rounds` times, interleaved; the tables give medians, the second the CPU
+per event of the worker (Celery worker and beat) and of the database's backends (bench/cpu.py),
+the figure `make bench` compares with its goal ("webhook delivery", worker <= 3 ms). Afterwards
+every event must have reached the receiver (deduplicated by id) and every delivery must be
+`delivered`. `--production` runs with DEBUG off, as `make bench` does (no query log).
 
     .venv/bin/python bench/webhooks/run.py [--pool threads --concurrency 8] [--events 2000]
 """
@@ -38,7 +41,13 @@ from bench import harness  # noqa: E402 - needs the repository root on the path
 
 DATABASE = "delivery_bench_webhooks"
 REDIS_URL = os.environ.get("BENCH_WEBHOOKS_REDIS_URL", "redis://127.0.0.1:6379/10")
-ENV = harness.bench_env(DATABASE, 0, REDIS_URL=REDIS_URL, LOG_LEVEL="WARNING")
+# Read before Django starts: it chooses the settings.
+PRODUCTION = "--production" in sys.argv
+ENV = (
+    harness.production_env(DATABASE, 0, REDIS_URL, LOG_LEVEL="WARNING")
+    if PRODUCTION
+    else harness.bench_env(DATABASE, 0, REDIS_URL=REDIS_URL, LOG_LEVEL="WARNING")
+)
 os.environ.update(ENV)
 os.environ["DJANGO_SETTINGS_MODULE"] = "delivery.settings"
 
@@ -47,8 +56,9 @@ import django  # noqa: E402 - configured from the benchmark's environment above
 django.setup()
 
 import redis  # noqa: E402
-from django.db import transaction  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 
+from bench import cpu  # noqa: E402
 from bench.webhooks import noop  # noqa: E402
 from tenants.services import api_key_create, organization_create  # noqa: E402
 from webhooks import events as webhook_events  # noqa: E402
@@ -201,28 +211,83 @@ def run_stream(organization, receiver: Receiver, count: int, offset: int, rate: 
 # ----- main -----
 
 
-def run_rounds(args, organization, receiver: Receiver) -> dict[str, list[Result]]:
+def cpu_groups(processes: list[subprocess.Popen]) -> cpu.ProcessGroups:
+    def own_backend() -> list[int]:
+        # The benchmark's own connection (the events' INSERTs) is not the service's.
+        return [connection.connection.info.backend_pid] if connection.connection else []
+
+    return cpu.service_groups(
+        web=[],
+        worker=[process.pid for process in processes],
+        database=DATABASE,
+        redis_url=REDIS_URL,
+        exclude_backends=own_backend,
+    )
+
+
+def delivered_rows_written(organization, timeout: float = 60) -> None:
+    """Every delivery recorded (the receiver may see a POST before its row is written)."""
+    deadline = time.monotonic() + timeout
+    pending = Delivery.objects.filter(organization=organization, status=DeliveryStatus.PENDING)
+    while pending.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def run_rounds(
+    args, organization, receiver: Receiver, groups: cpu.ProcessGroups
+) -> tuple[dict[str, list[Result]], dict[str, list[dict[str, float]]]]:
     run_noop(50)  # warm-up: the worker is up and connected
     results: dict[str, list[Result]] = {"noop": [], "burst": [], "stream": [], "paced": []}
+    cpu_rounds: dict[str, list[dict[str, float]]] = {name: [] for name in results}
+
+    def measured(name: str, run, count: int) -> None:
+        before = groups.snapshot()
+        results[name].append(run())
+        if name != "noop":
+            delivered_rows_written(organization)
+        cpu_rounds[name].append(cpu.per_operation(groups.snapshot() - before, count))
+
     offset = 0
     for round_number in range(1, args.rounds + 1):
-        results["noop"].append(run_noop(args.events))
-        results["burst"].append(run_burst(organization, receiver, args.events, offset))
+        measured("noop", lambda: run_noop(args.events), args.events)
+        measured(
+            "burst",
+            lambda offset=offset: run_burst(organization, receiver, args.events, offset),
+            args.events,
+        )
         offset += args.events
-        results["stream"].append(run_stream(organization, receiver, args.events, offset))
+        measured(
+            "stream",
+            lambda offset=offset: run_stream(organization, receiver, args.events, offset),
+            args.events,
+        )
         offset += args.events
-        paced = run_stream(organization, receiver, args.paced_events, offset, args.paced_rate)
-        results["paced"].append(paced)
+        measured(
+            "paced",
+            lambda offset=offset: run_stream(
+                organization, receiver, args.paced_events, offset, args.paced_rate
+            ),
+            args.paced_events,
+        )
         offset += args.paced_events
         print(
             f"round {round_number}: "
-            + ", ".join(f"{k} {v[-1].events_per_second:.0f}/s" for k, v in results.items()),
+            + ", ".join(
+                f"{k} {v[-1].events_per_second:.0f}/s ({cpu_rounds[k][-1]['worker']:.2f} ms)"
+                for k, v in results.items()
+            ),
             flush=True,
         )
-    return results
+    return results, cpu_rounds
 
 
-def report(args, results: dict[str, list[Result]], receiver: Receiver, organization) -> None:
+def report(
+    args,
+    results: dict[str, list[Result]],
+    cpu_rounds: dict[str, list[dict[str, float]]],
+    receiver: Receiver,
+    organization,
+) -> None:
     time.sleep(1)
     deliveries = Delivery.objects.filter(organization=organization)
     not_delivered = deliveries.exclude(status=DeliveryStatus.DELIVERED).count()
@@ -230,7 +295,11 @@ def report(args, results: dict[str, list[Result]], receiver: Receiver, organizat
     counts = receiver.count()
     noop_rate = statistics.median(r.events_per_second for r in results["noop"])
     print()
-    print(f"Worker: --pool={args.pool} --concurrency={args.concurrency}; 2 cores shared by all.")
+    settings = "DEBUG off (as make bench)" if PRODUCTION else "DEBUG on"
+    print(
+        f"Worker: --pool={args.pool} --concurrency={args.concurrency}, {settings}; "
+        "2 cores shared by all."
+    )
     print(f"Events per scenario: {args.events} (paced: {args.paced_events} at {args.paced_rate}/s)")
     print()
     print("| scenario | events/s | ratio to no-op | commit→first attempt p50 ms | p99 ms |")
@@ -243,6 +312,16 @@ def report(args, results: dict[str, list[Result]], receiver: Receiver, organizat
         else:
             p50 = p99 = "-"
         print(f"| {name} | {rate:.0f} | {rate / noop_rate:.2f} | {p50} | {p99} |")
+    print()
+    print("CPU per event (no-op: per task), ms, medians over the rounds:")
+    print()
+    print("| scenario | worker | pg | redis (shared server) |")
+    print("|---|---:|---:|---:|")
+    for name, rounds in cpu_rounds.items():
+        worker, pg, redis_ms = (
+            statistics.median(r[group] for r in rounds) for group in ("worker", "pg", "redis")
+        )
+        print(f"| {name} | {worker:.2f} | {pg:.2f} | {redis_ms:.2f} |")
     print()
     print(
         f"Invariants: {counts['unique']}/{receiver.expected} events arrived, "
@@ -259,6 +338,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--paced-rate", type=float, default=100.0)
     parser.add_argument("--paced-events", type=int, default=500)
+    parser.add_argument("--production", action="store_true", help="DEBUG off, as make bench")
     args = parser.parse_args()
 
     harness.fresh_database(ENV, DATABASE)
@@ -273,8 +353,8 @@ def main() -> None:
     )
     processes = start_celery(ENV, args.pool, args.concurrency)
     try:
-        results = run_rounds(args, organization, receiver)
-        report(args, results, receiver, organization)
+        results, cpu_rounds = run_rounds(args, organization, receiver, cpu_groups(processes))
+        report(args, results, cpu_rounds, receiver, organization)
     finally:
         stop(processes)
         receiver.stop()
