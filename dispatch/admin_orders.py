@@ -9,24 +9,9 @@ from integrations.models import Order
 
 
 class DispatchOrderAdmin(OrderAdmin):
-    def order_move(
-        self,
-        *,
-        order,
-        to_status: str,
-        actor: str,
-        driver,
-        reason: str,
-        failure_reason: str = "",
-    ) -> None:
-        routes_of_day.order_move(
-            order=order,
-            to_status=to_status,
-            actor=actor,
-            driver=driver,
-            reason=reason,
-            failure_reason=failure_reason,
-        )
+    def order_move(self, **move) -> None:
+        # The base's keyword arguments, as routes_of_day.order_move takes them.
+        routes_of_day.order_move(**move)
 
 
 def register() -> None:
