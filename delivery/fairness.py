@@ -10,7 +10,8 @@ its turn, taken in two steps:
    organization and kind of caller) run at once across every worker process of this instance
    (InstanceTurns: an exclusive `flock` on one of the caller's files in FAIR_TURNS_DIR). Per
    worker alone, a flooding tenant still ran one request in each of the 4 workers beside the
-   quiet tenant's one.
+   quiet tenant's one. Only while another caller has requests in flight (the middleware knows
+   from the in-flight count): a tenant alone takes nothing from anyone, and keeps every worker.
 2. A turn in its process (FairGate): at most FAIR_RUNNING_PER_WORKER requests at once, and at
    most FAIR_RUNNING_PER_CALLER of one caller (every uncounted request together); the next to run
    is the waiting request of the caller with the fewest running here, the earliest among equals.
@@ -186,9 +187,10 @@ def _instance_turns(directory: str, per_caller: int) -> InstanceTurns:
 @dataclass(frozen=True)
 class Turn:
     """What a running request holds: its caller's turn in this process, and the descriptor of
-    its instance turn (None: the caller is not counted, or instance turns are off)."""
+    its instance turn (None: not capped in the instance, not counted, or instance turns off)."""
 
     caller: object
+    capped_in_instance: bool
     instance_turn: int | None
 
 
@@ -196,13 +198,13 @@ class Turn:
 _holding = threading.local()
 
 
-def _take_turn(caller: object) -> Turn:
-    """Waits for an instance turn, then for a turn in this process, FAIR_TURN_WAIT_SECONDS at
-    most for both; TurnNotFree after that."""
+def _take_turn(caller: object, *, capped_in_instance: bool) -> Turn:
+    """Waits for an instance turn (when capped), then for a turn in this process,
+    FAIR_TURN_WAIT_SECONDS at most for both; TurnNotFree after that."""
     deadline = time.monotonic() + settings.FAIR_TURN_WAIT_SECONDS
     instance_turn = None
     per_instance = max(0, settings.FAIR_INSTANCE_RUNNING_PER_CALLER)
-    if caller is not None and per_instance:
+    if caller is not None and capped_in_instance and per_instance:
         turns = _instance_turns(str(settings.FAIR_TURNS_DIR), per_instance)
         instance_turn = turns.take(caller, timeout=deadline - time.monotonic())
         if instance_turn is None:
@@ -217,7 +219,7 @@ def _take_turn(caller: object) -> Turn:
         if instance_turn is not None:
             InstanceTurns.give_back(instance_turn)
         raise TurnNotFree()
-    return Turn(caller=caller, instance_turn=instance_turn)
+    return Turn(caller=caller, capped_in_instance=capped_in_instance, instance_turn=instance_turn)
 
 
 def _give_back(turn: Turn) -> None:
@@ -226,12 +228,12 @@ def _give_back(turn: Turn) -> None:
         InstanceTurns.give_back(turn.instance_turn)
 
 
-def run(get_response, request, *, caller: object):
+def run(get_response, request, *, caller: object, capped_in_instance: bool = True):
     """`get_response(request)` in its turn (at once when FAIR_RUNNING_PER_WORKER is 0); raises
     TurnNotFree when no turn came free in time."""
     if not settings.FAIR_RUNNING_PER_WORKER:
         return get_response(request)
-    _holding.turn = _take_turn(caller)
+    _holding.turn = _take_turn(caller, capped_in_instance=capped_in_instance)
     try:
         return get_response(request)
     finally:
@@ -259,6 +261,6 @@ def turn_given_up():
         yield
     finally:
         try:
-            _holding.turn = _take_turn(turn.caller)
+            _holding.turn = _take_turn(turn.caller, capped_in_instance=turn.capped_in_instance)
         except TurnNotFree:
             logger.warning("fair turns: no turn again after waiting outside; finishing without")

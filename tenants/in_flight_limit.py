@@ -118,9 +118,9 @@ def refusal_response(refusal: inflight.Refusal):
 
 class InFlightLimitMiddleware:
     """Takes a place for the request in its organization's count (or refuses it at once), runs
-    it in its fair turn (delivery/fairness.py: in the instance, then in this process; a 503 when
-    none came free in time), and gives the place back when the response is made, whatever
-    happened in between."""
+    it in its fair turn (delivery/fairness.py: in the instance while another caller has requests
+    in flight, then in this process; a 503 when none came free in time), and gives the place back
+    when the response is made, whatever happened in between."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -135,8 +135,13 @@ class InFlightLimitMiddleware:
             # Who calls may have been read from the database: the pooled connection goes back
             # while this request waits for its turn, so waiting requests never hold them all.
             connection.close()
+        # A caller alone in flight is not capped across the instance: its requests then take
+        # nothing from anyone, and a tenant alone keeps the whole web tier.
+        alone = isinstance(place, inflight.Place) and not place.others
         try:
-            return fairness.run(self.get_response, request, caller=scope)
+            return fairness.run(
+                self.get_response, request, caller=scope, capped_in_instance=not alone
+            )
         except fairness.TurnNotFree:
             logger.warning("no fair turn within %ss: 503", settings.FAIR_TURN_WAIT_SECONDS)
             return error_response(ServiceUnavailable(headers={"Retry-After": "1"}))

@@ -246,11 +246,13 @@ def test_a_killed_worker_holds_no_turn(settings, turns_of_this_test):
 
 @pytest.mark.django_db
 def test_a_request_that_finds_no_turn_in_time_answers_503_and_gives_its_place_back(
-    organization, settings, turns_of_this_test
+    organization, other_organization, settings, turns_of_this_test
 ):
     settings.FAIR_RUNNING_PER_WORKER = 2
     settings.FAIR_TURN_WAIT_SECONDS = 1
     caller = (str(organization.id), "api-key")
+    # Another tenant has a request in flight: the organization is capped across the instance.
+    other_place = inflight.acquire(organization_id=str(other_organization.id), kind="api-key")
     other_worker = OtherWorker(turns_of_this_test, caller)
     try:
         client = builders.partner_client(organization)
@@ -266,6 +268,23 @@ def test_a_request_that_finds_no_turn_in_time_answers_503_and_gives_its_place_ba
     assert inflight.in_flight(organization_id=caller[0], kind=inflight.API_KEY) == 0
     # Its turn free again, the next request is served.
     assert client.get("/api/integrations/partner-a/orders/NOPE-1").status_code == 404
+    inflight.release(other_place)
+
+
+@pytest.mark.django_db
+def test_a_tenant_alone_in_flight_is_not_capped_across_the_instance(
+    organization, settings, turns_of_this_test
+):
+    settings.FAIR_RUNNING_PER_WORKER = 2
+    caller = (str(organization.id), "api-key")
+    other_worker = OtherWorker(turns_of_this_test, caller)  # as if its own request ran there
+    try:
+        response = builders.partner_client(organization).get(
+            "/api/integrations/partner-a/orders/NOPE-1"
+        )
+    finally:
+        other_worker.finish()
+    assert response.status_code == 404  # served at once: no other caller waits for anything
 
 
 def test_a_request_waiting_outside_gives_its_instance_turn_to_the_callers_next_request(
