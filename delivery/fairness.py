@@ -205,10 +205,16 @@ def _take_turn(caller: object, *, capped_in_instance: bool) -> Turn:
     instance_turn = None
     per_instance = max(0, settings.FAIR_INSTANCE_RUNNING_PER_CALLER)
     if caller is not None and capped_in_instance and per_instance:
-        turns = _instance_turns(str(settings.FAIR_TURNS_DIR), per_instance)
-        instance_turn = turns.take(caller, timeout=deadline - time.monotonic())
-        if instance_turn is None:
-            raise TurnNotFree()
+        try:
+            turns = _instance_turns(str(settings.FAIR_TURNS_DIR), per_instance)
+            instance_turn = turns.take(caller, timeout=deadline - time.monotonic())
+        except OSError as exc:
+            # The directory unusable (permissions, no descriptors left): not capped, as the
+            # in-flight limit fails open when Redis is away.
+            logger.error("fair turns: instance turns unavailable, not capped: %s", exc)
+        else:
+            if instance_turn is None:
+                raise TurnNotFree()
     entered = gate.enter(
         caller,
         slots=settings.FAIR_RUNNING_PER_WORKER,

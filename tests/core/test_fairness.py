@@ -311,3 +311,16 @@ def test_a_request_waiting_outside_gives_its_instance_turn_to_the_callers_next_r
         done.set()
         first.join(5)
     assert not fairness.gate.running
+
+
+def test_an_unusable_turns_directory_fails_open(settings, tmp_path, caplog):
+    settings.FAIR_RUNNING_PER_WORKER = 2
+    settings.FAIR_TURNS_DIR = str(tmp_path / "a-file")
+    (tmp_path / "a-file").write_text("")  # not a directory
+    served = []
+
+    fairness.run(lambda _: served.append(True), None, caller=FLOOD)
+
+    assert served == [True]
+    assert "instance turns unavailable" in caplog.text
+    assert not fairness.gate.running
