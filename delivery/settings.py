@@ -288,8 +288,9 @@ IN_FLIGHT_LIMIT = env.int("IN_FLIGHT_LIMIT", default=max(16, WEB_CONCURRENCY * W
 # (organization and kind) per process; the others wait their turn. 0: no turns at all.
 FAIR_RUNNING_PER_WORKER = env.int("FAIR_RUNNING_PER_WORKER", default=2)
 FAIR_RUNNING_PER_CALLER = env.int("FAIR_RUNNING_PER_CALLER", default=1)
-# Requests of one caller running at once across every worker process of this instance (locks on
-# files in FAIR_TURNS_DIR, which the instance's workers, and only they, must share). 0: off.
+# Requests of one caller running at once across every worker process of this instance, while
+# another caller has requests in flight (locks on files in FAIR_TURNS_DIR, which the instance's
+# workers, and only they, must share). 0: off.
 FAIR_INSTANCE_RUNNING_PER_CALLER = env.int("FAIR_INSTANCE_RUNNING_PER_CALLER", default=1)
 FAIR_TURNS_DIR = env.str("FAIR_TURNS_DIR", default=str(BASE_DIR / "var" / "turns"))
 # A request that found no turn within this (gunicorn's timeout) answers 503.
