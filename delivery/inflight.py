@@ -5,7 +5,9 @@ Each scope (an organization and a kind of caller: `api-key`, `management`) is a 
 members are the requests running now, scored by when they expire. One Lua script drops the
 expired members, counts the rest and adds the new request only below the limit, atomically, so
 two processes never both take the last place. A request gives its place back when it ends; the
-expiry is what gives back the place of a worker that crashed or was killed mid-request.
+expiry is what gives back the place of a worker that crashed or was killed mid-request. Every
+place is also in one set of all scopes, so a request knows whether another caller has requests in
+flight (delivery/fairness.py caps a caller across the instance only then).
 """
 
 import functools
@@ -22,28 +24,35 @@ logger = logging.getLogger(__name__)
 API_KEY = "api-key"
 MANAGEMENT = "management"
 
-# KEYS[1]: the scope's set; ARGV: member, limit, expiry in ms. Redis's own clock (TIME), so the
-# processes' clocks never disagree about what expired. Returns {taken (1/0), in flight after}.
+# KEYS[1]: the scope's set, KEYS[2]: every scope's places; ARGV: member, limit, expiry in ms.
+# Redis's own clock (TIME), so the processes' clocks never disagree about what expired. Returns
+# {taken (1/0), in flight in the scope after, in flight in every scope after}.
 _ACQUIRE = """
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now_ms)
 local count = redis.call('ZCARD', KEYS[1])
+local total = redis.call('ZCARD', KEYS[2])
 if count >= tonumber(ARGV[2]) then
-  return {0, count}
+  return {0, count, total}
 end
-redis.call('ZADD', KEYS[1], now_ms + tonumber(ARGV[3]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
-return {1, count + 1}
+for _, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now_ms + tonumber(ARGV[3]), ARGV[1])
+  redis.call('PEXPIRE', key, tonumber(ARGV[3]))
+end
+return {1, count + 1, total + 1}
 """
 
 
 @dataclass(frozen=True)
 class Place:
-    """A request's place in its scope's count, given back by `release`."""
+    """A request's place in its scope's count, given back by `release`; `others`: requests of
+    other scopes in flight when it was taken."""
 
     key: str
     member: str
+    others: int = 0
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,10 @@ def scope_key(organization_id: str, kind: str) -> str:
     return f"{settings.SERVICE_NAME}:in-flight:{kind}:{organization_id}"
 
 
+def all_scopes_key() -> str:
+    return f"{settings.SERVICE_NAME}:in-flight:all"
+
+
 def limit() -> int:
     """IN_FLIGHT_LIMIT (0: no limit)."""
     return max(0, settings.IN_FLIGHT_LIMIT)
@@ -82,23 +95,26 @@ def acquire(*, organization_id: str, kind: str) -> Place | Refusal | None:
     most = limit()
     if not most:
         return None
-    place = Place(key=scope_key(organization_id, kind), member=uuid.uuid4().hex)
+    key, member = scope_key(organization_id, kind), uuid.uuid4().hex
     expiry_ms = int(settings.IN_FLIGHT_EXPIRY_SECONDS * 1000)
     try:
-        taken, _count = _acquire_script(settings.REDIS_URL)(
-            keys=[place.key], args=[place.member, most, expiry_ms]
+        taken, count, total = _acquire_script(settings.REDIS_URL)(
+            keys=[key, all_scopes_key()], args=[member, most, expiry_ms]
         )
     except (redis.RedisError, OSError) as exc:
         logger.error("in-flight limiter unavailable, failing open: %s", exc.__class__.__name__)
         return None
     if not taken:
         return Refusal(kind=kind, limit=most)
-    return place
+    return Place(key=key, member=member, others=total - count)
 
 
 def release(place: Place) -> None:
     try:
-        _redis_for(settings.REDIS_URL).zrem(place.key, place.member)
+        pipeline = _redis_for(settings.REDIS_URL).pipeline(transaction=False)
+        pipeline.zrem(place.key, place.member)
+        pipeline.zrem(all_scopes_key(), place.member)
+        pipeline.execute()
     except (redis.RedisError, OSError) as exc:
         # The place expires on its own after IN_FLIGHT_EXPIRY_SECONDS.
         logger.error("in-flight limiter could not release a place: %s", exc.__class__.__name__)

@@ -284,10 +284,17 @@ MANAGEMENT_RATE_LIMIT = env.str("MANAGEMENT_RATE_LIMIT", default="600/m")
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=4)
 WEB_THREADS = env.int("WEB_THREADS", default=32)
 IN_FLIGHT_LIMIT = env.int("IN_FLIGHT_LIMIT", default=max(16, WEB_CONCURRENCY * WEB_THREADS // 2))
-# Fair turns in each web process (delivery/fairness.py): requests running at once per process,
-# and of one caller (organization and kind); the others wait their turn. 0: no turns.
+# Fair turns (delivery/fairness.py): requests running at once per process, and of one caller
+# (organization and kind) per process; the others wait their turn. 0: no turns at all.
 FAIR_RUNNING_PER_WORKER = env.int("FAIR_RUNNING_PER_WORKER", default=2)
 FAIR_RUNNING_PER_CALLER = env.int("FAIR_RUNNING_PER_CALLER", default=1)
+# Requests of one caller running at once across every worker process of this instance, while
+# another caller has requests in flight (locks on files in FAIR_TURNS_DIR, which the instance's
+# workers, and only they, must share). 0: off.
+FAIR_INSTANCE_RUNNING_PER_CALLER = env.int("FAIR_INSTANCE_RUNNING_PER_CALLER", default=1)
+FAIR_TURNS_DIR = env.str("FAIR_TURNS_DIR", default=str(BASE_DIR / "var" / "turns"))
+# A request that found no turn within this (gunicorn's timeout) answers 503.
+FAIR_TURN_WAIT_SECONDS = env.int("GUNICORN_TIMEOUT", default=30)
 # A place not given back (a worker killed mid-request) lapses after this: gunicorn's timeout.
 IN_FLIGHT_EXPIRY_SECONDS = env.int("GUNICORN_TIMEOUT", default=30) + 5
 #: the courier API, per driver (docs/contract.md "Couriers")

@@ -1,8 +1,9 @@
 """The in-flight limit at the door (contract "Rate limits": IN_FLIGHT_LIMIT): a request of an
 organization that already has its limit of requests of the same kind running is refused with 429
 before any view, serializer or DRF work, so a flooding tenant's extra requests cost little. The
-same caller (organization and kind, or None for a request not counted) is what fair turns
-within the process are taken by (delivery/fairness.py; docs/faults.md "Noisy neighbours").
+same caller (organization and kind, or None for a request not counted) is what fair turns in
+the instance and in the process are taken by (delivery/fairness.py; docs/faults.md "Noisy
+neighbours").
 
 Who is calling is resolved here only to be counted; authentication proper happens later, in the
 view, as always. So the answer may be remembered per process for a few seconds: a key revoked
@@ -17,7 +18,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 
 from delivery import fairness, inflight
-from delivery.errors import TooManyInFlight
+from delivery.errors import ServiceUnavailable, TooManyInFlight
 from delivery.middleware import error_response, is_api_request
 from tenants import selectors
 from tenants.errors import ApiKeyInvalid
@@ -117,8 +118,9 @@ def refusal_response(refusal: inflight.Refusal):
 
 class InFlightLimitMiddleware:
     """Takes a place for the request in its organization's count (or refuses it at once), runs
-    it in its fair turn in this process (delivery/fairness.py), and gives the place back when the
-    response is made, whatever happened in between."""
+    it in its fair turn (delivery/fairness.py: in the instance while another caller has requests
+    in flight, then in this process; a 503 when none came free in time), and gives the place back
+    when the response is made, whatever happened in between."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -133,8 +135,16 @@ class InFlightLimitMiddleware:
             # Who calls may have been read from the database: the pooled connection goes back
             # while this request waits for its turn, so waiting requests never hold them all.
             connection.close()
+        # A caller alone in flight is not capped across the instance: its requests then take
+        # nothing from anyone, and a tenant alone keeps the whole web tier.
+        alone = isinstance(place, inflight.Place) and not place.others
         try:
-            return fairness.run(self.get_response, request, caller=scope)
+            return fairness.run(
+                self.get_response, request, caller=scope, capped_in_instance=not alone
+            )
+        except fairness.TurnNotFree:
+            logger.warning("no fair turn within %ss: 503", settings.FAIR_TURN_WAIT_SECONDS)
+            return error_response(ServiceUnavailable(headers={"Retry-After": "1"}))
         finally:
             if place is not None:
                 inflight.release(place)

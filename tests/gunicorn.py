@@ -72,6 +72,8 @@ def gunicorn_server(tmp_path, **env):
                 "BIND": f"127.0.0.1:{port}",
                 "WEB_CONCURRENCY": "1",
                 "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+                # Its instance turns (delivery/fairness.py) shared with no other server.
+                "FAIR_TURNS_DIR": str(tmp_path / "turns"),
                 "DATABASE_URL": f"postgres://{database['USER']}@{host}/{database['NAME']}",
                 **env,
             },

@@ -71,6 +71,8 @@ class Service:
             "PYTHONUNBUFFERED": "1",
             # Metrics files of our own, not the checkout's shared var/prometheus.
             "PROMETHEUS_MULTIPROC_DIR": str(self._workdir() / "prometheus"),
+            # Fair turns' locks of our own (delivery/fairness.py), shared with no other service.
+            "FAIR_TURNS_DIR": str(self._workdir() / "turns"),
             # tests/faults/stackdump: `dump_stacks()` makes every process show where it is.
             "PYTHONPATH": os.pathsep.join(
                 [str(STACKDUMP), *filter(None, [os.environ.get("PYTHONPATH")])]
