@@ -125,15 +125,20 @@ WHERE stop.id = moved.id
 #: the driver's route in a plan of status `committed` (the one committed last, as
 #: `selectors.committed_route` chooses), if any: every column of the order, then `stop_sequence`,
 #: `stop_eta`, `stop_window_start`, `stop_window_end`, `stop_kind`, `stop_lat`, `stop_lng` and
-#: `stop_timezone` (its route's zone's; all NULL without a stop) and `order_timezone` (the
-#: order's zone's). No row for an unknown order or another driver's. For Order.objects.raw.
+#: `stop_timezone` (its route's zone's; all NULL without a stop), `order_timezone` (the
+#: order's zone's), and what the organization's dispatch policy asks of a delivery's proof,
+#: `policy_require_signature` and `policy_require_photo` (NULL without a policy). No row for an
+#: unknown order or another driver's. For Order.objects.raw.
 DRIVER_ORDER_STOP = f"""
 SELECT o.*, s.sequence AS stop_sequence, s.eta AS stop_eta,
        s.window_start AS stop_window_start, s.window_end AS stop_window_end,
        s.kind AS stop_kind, s.lat AS stop_lat, s.lng AS stop_lng,
-       s.timezone AS stop_timezone, oz.timezone AS order_timezone
+       s.timezone AS stop_timezone, oz.timezone AS order_timezone,
+       dp.require_signature AS policy_require_signature,
+       dp.require_photo AS policy_require_photo
 FROM {_ORDER} o
 LEFT JOIN {_ZONE} oz ON oz.id = o.zone_id
+LEFT JOIN {_DISPATCH_POLICY} dp ON dp.organization_id = o.organization_id
 LEFT JOIN LATERAL (
     SELECT ps.sequence, ps.eta, ps.window_start, ps.window_end, ps.kind, ps.lat, ps.lng,
            rz.timezone
@@ -149,10 +154,3 @@ WHERE o.id = %(order)s AND o.organization_id = %(organization)s AND o.driver_id 
 """  # noqa: S608 - table names come from the models, values are parameters
 #: DRIVER_ORDER_STOP with the order's row locked (FOR UPDATE) in the caller's transaction.
 DRIVER_ORDER_STOP_LOCKED = f"{DRIVER_ORDER_STOP}FOR UPDATE OF o\n"
-
-#: What the dispatch policy of organization `%(organization)s` asks of a delivery's proof: one
-#: row (`require_signature`, `require_photo`), none without a policy.
-PROOF_POLICY = f"""
-SELECT require_signature, require_photo FROM {_DISPATCH_POLICY}
-WHERE organization_id = %(organization)s
-"""  # noqa: S608 - the table name comes from the model, values are parameters
