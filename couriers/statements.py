@@ -54,8 +54,10 @@ _DRIVER_TIMEZONE = f"""COALESCE(
 #: The name of the driver's zone time (`selectors.driver_timezone`).
 DRIVER_TIMEZONE = f"SELECT {_DRIVER_TIMEZONE}"
 
-#: A batch of the driver's points in one round trip: the points (`at`, `lat`, `lng`,
-#: `accuracy_m`, `speed_mps`, `heading`: arrays, one item per point) join the trail, the driver's
+#: A batch of the driver's points in one round trip: the points (`points`, a JSON array of
+#: objects with `at`, `lat`, `lng`, `accuracy_m`, `speed_mps`, `heading`: one text whose numbers
+#: PostgreSQL reads exactly as Python wrote them, where six arrays cost the web process a Python
+#: adaptation per value) join the trail, the driver's
 #: points older than `cutoff` leave it, and the `newest_*` point becomes the driver's position
 #: unless the known one is as new (of two batches racing, the newer point stays). One row:
 #: whether the position moved, and the name of the driver's zone time (which tells the day of
@@ -64,11 +66,10 @@ TRAIL_RECORD = f"""
 WITH added AS (
     INSERT INTO {_POINT} (driver_id, at, lat, lng, accuracy_m, speed_mps, heading)
     SELECT %(driver)s, point.*
-    FROM unnest(
-        %(at)s::timestamptz[], %(lat)s::double precision[], %(lng)s::double precision[],
-        %(accuracy_m)s::double precision[], %(speed_mps)s::double precision[],
-        %(heading)s::double precision[]
-    ) AS point
+    FROM json_to_recordset(%(points)s::json) AS point (
+        at timestamptz, lat double precision, lng double precision,
+        accuracy_m double precision, speed_mps double precision, heading double precision
+    )
 ),
 pruned AS (
     DELETE FROM {_POINT} WHERE driver_id = %(driver)s AND at < %(cutoff)s
