@@ -226,7 +226,11 @@ class CourierOrderEventsApi(CourierApiView):
             stop, tz = selectors.driver_order_stop(driver=driver, order_id=order_id, lock=True)
             draft = valid_serializer(StopEventInput, body).draft()
             moved = event_services.stop_event_record(
-                driver=driver, order=stop.order, draft=draft, actor=self.actor
+                driver=driver,
+                order=stop.order,
+                proof_policy=stop.proof_policy,
+                draft=draft,
+                actor=self.actor,
             )
             return 200, RouteStopOutput(replace(stop, order=moved), context={"tz": tz}).data
 

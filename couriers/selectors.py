@@ -103,9 +103,19 @@ def driver_route(*, driver: Driver, day: date | None = None) -> DriverRoute:
 
 
 @dataclass(frozen=True)
+class ProofPolicy:
+    """What the organization's dispatch policy asks of a delivery's proof (nothing without a
+    policy)."""
+
+    require_signature: bool = False
+    require_photo: bool = False
+
+
+@dataclass(frozen=True)
 class OrderStop:
     """An order as a stop of the courier API: its place on the driver's committed route, or,
-    for an order assigned outside any committed route, the order alone (no sequence or ETA)."""
+    for an order assigned outside any committed route, the order alone (no sequence or ETA);
+    with the proof its organization's policy asks of a delivery, read with it."""
 
     order: Order
     order_id: UUID
@@ -116,6 +126,7 @@ class OrderStop:
     kind: str
     lat: float | None
     lng: float | None
+    proof_policy: ProofPolicy
 
 
 def driver_order_stop(
@@ -126,8 +137,8 @@ def driver_order_stop(
     `Order not found` for a malformed or unknown id, and for another driver's order. With
     `lock`, the order's row is locked (FOR UPDATE) in the caller's transaction.
 
-    One query (statements.DRIVER_ORDER_STOP) for the order, its stop and their zone times: a
-    courier's every event reads it."""
+    One query (statements.DRIVER_ORDER_STOP) for the order, its stop, their zone times and the
+    proof policy: a courier's every event reads it."""
     parsed = parse_uuid(order_id)
     if parsed is None:
         raise OrderNotFound()
@@ -144,6 +155,7 @@ def driver_order_stop(
     order = next(iter(found), None)
     if order is None:
         raise OrderNotFound()
+    policy = ProofPolicy(bool(order.policy_require_signature), bool(order.policy_require_photo))
     if order.stop_kind is not None:
         shown = OrderStop(
             order,
@@ -155,6 +167,7 @@ def driver_order_stop(
             order.stop_kind,
             order.stop_lat,
             order.stop_lng,
+            policy,
         )
         return shown, zone_tz(order.stop_timezone)
     tz = zone_tz(order.order_timezone) if order.zone_id else driver_timezone(driver=driver)
@@ -169,6 +182,7 @@ def driver_order_stop(
         kind,
         order.dropoff_lat,
         order.dropoff_lng,
+        policy,
     )
     return shown, tz
 

@@ -54,8 +54,10 @@ _DRIVER_TIMEZONE = f"""COALESCE(
 #: The name of the driver's zone time (`selectors.driver_timezone`).
 DRIVER_TIMEZONE = f"SELECT {_DRIVER_TIMEZONE}"
 
-#: A batch of the driver's points in one round trip: the points (`at`, `lat`, `lng`,
-#: `accuracy_m`, `speed_mps`, `heading`: arrays, one item per point) join the trail, the driver's
+#: A batch of the driver's points in one round trip: the points (`points`, a JSON array of
+#: objects with `at`, `lat`, `lng`, `accuracy_m`, `speed_mps`, `heading`: one text whose numbers
+#: PostgreSQL reads exactly as Python wrote them, where six arrays cost the web process a Python
+#: adaptation per value) join the trail, the driver's
 #: points older than `cutoff` leave it, and the `newest_*` point becomes the driver's position
 #: unless the known one is as new (of two batches racing, the newer point stays). One row:
 #: whether the position moved, and the name of the driver's zone time (which tells the day of
@@ -64,11 +66,10 @@ TRAIL_RECORD = f"""
 WITH added AS (
     INSERT INTO {_POINT} (driver_id, at, lat, lng, accuracy_m, speed_mps, heading)
     SELECT %(driver)s, point.*
-    FROM unnest(
-        %(at)s::timestamptz[], %(lat)s::double precision[], %(lng)s::double precision[],
-        %(accuracy_m)s::double precision[], %(speed_mps)s::double precision[],
-        %(heading)s::double precision[]
-    ) AS point
+    FROM json_to_recordset(%(points)s::json) AS point (
+        at timestamptz, lat double precision, lng double precision,
+        accuracy_m double precision, speed_mps double precision, heading double precision
+    )
 ),
 pruned AS (
     DELETE FROM {_POINT} WHERE driver_id = %(driver)s AND at < %(cutoff)s
@@ -125,15 +126,20 @@ WHERE stop.id = moved.id
 #: the driver's route in a plan of status `committed` (the one committed last, as
 #: `selectors.committed_route` chooses), if any: every column of the order, then `stop_sequence`,
 #: `stop_eta`, `stop_window_start`, `stop_window_end`, `stop_kind`, `stop_lat`, `stop_lng` and
-#: `stop_timezone` (its route's zone's; all NULL without a stop) and `order_timezone` (the
-#: order's zone's). No row for an unknown order or another driver's. For Order.objects.raw.
+#: `stop_timezone` (its route's zone's; all NULL without a stop), `order_timezone` (the
+#: order's zone's), and what the organization's dispatch policy asks of a delivery's proof,
+#: `policy_require_signature` and `policy_require_photo` (NULL without a policy). No row for an
+#: unknown order or another driver's. For Order.objects.raw.
 DRIVER_ORDER_STOP = f"""
 SELECT o.*, s.sequence AS stop_sequence, s.eta AS stop_eta,
        s.window_start AS stop_window_start, s.window_end AS stop_window_end,
        s.kind AS stop_kind, s.lat AS stop_lat, s.lng AS stop_lng,
-       s.timezone AS stop_timezone, oz.timezone AS order_timezone
+       s.timezone AS stop_timezone, oz.timezone AS order_timezone,
+       dp.require_signature AS policy_require_signature,
+       dp.require_photo AS policy_require_photo
 FROM {_ORDER} o
 LEFT JOIN {_ZONE} oz ON oz.id = o.zone_id
+LEFT JOIN {_DISPATCH_POLICY} dp ON dp.organization_id = o.organization_id
 LEFT JOIN LATERAL (
     SELECT ps.sequence, ps.eta, ps.window_start, ps.window_end, ps.kind, ps.lat, ps.lng,
            rz.timezone
@@ -149,10 +155,3 @@ WHERE o.id = %(order)s AND o.organization_id = %(organization)s AND o.driver_id 
 """  # noqa: S608 - table names come from the models, values are parameters
 #: DRIVER_ORDER_STOP with the order's row locked (FOR UPDATE) in the caller's transaction.
 DRIVER_ORDER_STOP_LOCKED = f"{DRIVER_ORDER_STOP}FOR UPDATE OF o\n"
-
-#: What the dispatch policy of organization `%(organization)s` asks of a delivery's proof: one
-#: row (`require_signature`, `require_photo`), none without a policy.
-PROOF_POLICY = f"""
-SELECT require_signature, require_photo FROM {_DISPATCH_POLICY}
-WHERE organization_id = %(organization)s
-"""  # noqa: S608 - the table name comes from the model, values are parameters

@@ -11,10 +11,9 @@ from decimal import Decimal
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from couriers import statements
 from couriers.errors import (
     BarcodeMismatch,
     CashCollectedRequired,
@@ -33,6 +32,7 @@ from couriers.models import (
     OutcomeStatus,
     StopProof,
 )
+from couriers.selectors import ProofPolicy
 from integrations.errors import FailureReasonRequired, TransitionNotAllowed
 from integrations.models import TERMINAL_STATUSES, Order, OrderStatus
 from integrations.services import idempotency
@@ -136,15 +136,14 @@ def _photos_of(driver: Driver, photo_ids: list[uuid.UUID]) -> list[CourierPhoto]
     return [found[photo_id] for photo_id in dict.fromkeys(photo_ids)]
 
 
-def _delivery_checks(order: Order, draft: StopEventDraft, photos: list[CourierPhoto]) -> None:
+def _delivery_checks(
+    order: Order, draft: StopEventDraft, photos: list[CourierPhoto], policy: ProofPolicy
+) -> None:
     """contract "Couriers": the dispatch policy's signature and photo, the expected barcode,
     the cash of a cash-on-delivery order; the first unmet one answers."""
-    with connection.cursor() as cursor:
-        cursor.execute(statements.PROOF_POLICY, {"organization": order.organization_id})
-        require_signature, require_photo = cursor.fetchone() or (False, False)
-    if require_signature and not draft.proof.signature:
+    if policy.require_signature and not draft.proof.signature:
         raise SignatureRequired()
-    if require_photo and not photos:
+    if policy.require_photo and not photos:
         raise PhotoRequired()
     if order.expected_barcode and (draft.proof.barcode or "").strip() != order.expected_barcode:
         raise BarcodeMismatch()
@@ -168,11 +167,19 @@ def proof_summary(proof: StopProof, photo_count: int) -> dict:
 
 
 @transaction.atomic(savepoint=False)
-def stop_event_record(*, driver: Driver, order: Order, draft: StopEventDraft, actor: str) -> Order:
+def stop_event_record(
+    *,
+    driver: Driver,
+    order: Order,
+    proof_policy: ProofPolicy,
+    draft: StopEventDraft,
+    actor: str,
+) -> Order:
     """Applies one courier event to the driver's order (contract "Couriers"), in the order
     events arrive, each checked when it arrives. `order` was read with its row lock in the
-    caller's transaction (selectors.driver_order_stop with `lock`), which orders this event
-    after any other change of the order in flight; the caller rolls it back on any error.
+    caller's transaction, and `proof_policy` with it (selectors.driver_order_stop with `lock`),
+    which orders this event after any other change of the order in flight; the caller rolls it
+    back on any error.
 
     - `at` within 24 hours late and 2 minutes ahead (400);
     - `picked_up`, `in_transit`, `delivered`, `failed` move the order through the one status
@@ -207,7 +214,7 @@ def stop_event_record(*, driver: Driver, order: Order, draft: StopEventDraft, ac
         photos = _photos_of(driver, draft.proof.photo_ids)
         signature = signature_png(draft.proof.signature) if draft.proof.signature else None
         if to_status == OrderStatus.DELIVERED:
-            _delivery_checks(order, draft, photos)
+            _delivery_checks(order, draft, photos, proof_policy)
         proof = _proof_build(order, driver, draft, at=at, status=to_status, signature=signature)
 
     extra: dict = {"occurredAt": at}

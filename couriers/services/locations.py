@@ -1,6 +1,7 @@
 """Where couriers are, and the live ETAs of their remaining stops (contract "Couriers":
 `POST /courier/locations`)."""
 
+import json
 import math
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -91,12 +92,7 @@ def driver_locations_record(*, driver: Driver, points: list[PointDraft]) -> Loca
             statements.TRAIL_RECORD,
             {
                 "driver": driver.id,
-                "at": [point.at for point in points],
-                "lat": [point.lat for point in points],
-                "lng": [point.lng for point in points],
-                "accuracy_m": [point.accuracy_m for point in points],
-                "speed_mps": [point.speed_mps for point in points],
-                "heading": [point.heading for point in points],
+                "points": json.dumps([_point_columns(point) for point in points]),
                 "cutoff": now - trail_lifetime(),
                 **{f"newest_{name}": getattr(newest, name) for name in _POINT_FIELDS},
                 "received_at": now,
@@ -112,6 +108,17 @@ def driver_locations_record(*, driver: Driver, points: list[PointDraft]) -> Loca
         driver=driver, day=day, lat=newest.lat, lng=newest.lng, at=newest.at
     )
     return LocationsRecorded(points=len(points), etas_moved=etas_moved)
+
+
+def _point_columns(point: PointDraft) -> dict:
+    return {
+        "at": point.at.isoformat(),
+        "lat": point.lat,
+        "lng": point.lng,
+        "accuracy_m": point.accuracy_m,
+        "speed_mps": point.speed_mps,
+        "heading": point.heading,
+    }
 
 
 def trail_lifetime() -> timedelta:

@@ -43,14 +43,19 @@ def etas(route_orders) -> list[dt.datetime]:
 
 
 def test_a_batch_keeps_the_trail_and_the_newest_position(courier, driver, route_orders):
-    earlier = point(builders.ALEX, NOW - dt.timedelta(seconds=30), accuracyM=12)
+    earlier_at = NOW - dt.timedelta(seconds=30, microseconds=123456)
+    earlier = point(builders.ALEX, earlier_at, accuracyM=12)
     newest = point(FAR, NOW, accuracyM=5, speedMps=4.5, heading=180)
 
     response = courier.post(LOCATIONS, {"points": [newest, earlier]}, format="json")
 
     assert response.status_code == 202, response.content
     assert response.json()["accepted"] == 2
-    assert LocationPoint.objects.filter(driver=driver).count() == 2
+    trail = LocationPoint.objects.filter(driver=driver).order_by("at")
+    assert list(trail.values_list("at", "lat", "lng", "accuracy_m", "speed_mps", "heading")) == [
+        (earlier_at, *builders.ALEX, 12, None, None),
+        (NOW, *FAR, 5, 4.5, 180),
+    ]
     position = DriverPosition.objects.get(driver=driver)
     assert (position.lat, position.lng, position.at, position.heading) == (*FAR, NOW, 180)
 
