@@ -24,16 +24,19 @@ logger = logging.getLogger(__name__)
 API_KEY = "api-key"
 MANAGEMENT = "management"
 
-# KEYS[1]: the scope's set, KEYS[2]: every scope's places; ARGV: member, limit, expiry in ms.
-# Redis's own clock (TIME), so the processes' clocks never disagree about what expired. Returns
-# {taken (1/0), in flight in the scope after, in flight in every scope after}.
+# KEYS[1]: the scope's set, KEYS[2] (when instance turns are on): every scope's places; ARGV:
+# member, limit, expiry in ms. Redis's own clock (TIME), so the processes' clocks never disagree
+# about what expired. Returns {taken (1/0), in flight in the scope after, in every scope after}.
 _ACQUIRE = """
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now_ms)
 local count = redis.call('ZCARD', KEYS[1])
-local total = redis.call('ZCARD', KEYS[2])
+local total = count
+if KEYS[2] then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now_ms)
+  total = redis.call('ZCARD', KEYS[2])
+end
 if count >= tonumber(ARGV[2]) then
   return {0, count, total}
 end
@@ -82,6 +85,11 @@ def all_scopes_key() -> str:
     return f"{settings.SERVICE_NAME}:in-flight:all"
 
 
+def _all_scopes_keys() -> list[str]:
+    # Kept only for instance turns (delivery/fairness.py), the one reader of `Place.others`.
+    return [all_scopes_key()] if settings.FAIR_INSTANCE_RUNNING_PER_CALLER > 0 else []
+
+
 def limit() -> int:
     """IN_FLIGHT_LIMIT (0: no limit)."""
     return max(0, settings.IN_FLIGHT_LIMIT)
@@ -99,7 +107,7 @@ def acquire(*, organization_id: str, kind: str) -> Place | Refusal | None:
     expiry_ms = int(settings.IN_FLIGHT_EXPIRY_SECONDS * 1000)
     try:
         taken, count, total = _acquire_script(settings.REDIS_URL)(
-            keys=[key, all_scopes_key()], args=[member, most, expiry_ms]
+            keys=[key, *_all_scopes_keys()], args=[member, most, expiry_ms]
         )
     except (redis.RedisError, OSError) as exc:
         logger.error("in-flight limiter unavailable, failing open: %s", exc.__class__.__name__)
@@ -112,8 +120,8 @@ def acquire(*, organization_id: str, kind: str) -> Place | Refusal | None:
 def release(place: Place) -> None:
     try:
         pipeline = _redis_for(settings.REDIS_URL).pipeline(transaction=False)
-        pipeline.zrem(place.key, place.member)
-        pipeline.zrem(all_scopes_key(), place.member)
+        for key in (place.key, *_all_scopes_keys()):
+            pipeline.zrem(key, place.member)
         pipeline.execute()
     except (redis.RedisError, OSError) as exc:
         # The place expires on its own after IN_FLIGHT_EXPIRY_SECONDS.
