@@ -407,80 +407,49 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TIMEZONE = "UTC"
+
+
+def _every(seconds: float, *tasks: str) -> dict:
+    """Beat entries running each task every `seconds`; one not started within its interval is
+    superseded by the next one. Named after the task (`webhooks.sweep`: `webhooks-sweep`)."""
+    return {
+        task.replace(".", "-").replace("_", "-"): {
+            "task": task,
+            "schedule": seconds,
+            "options": {"expires": seconds},
+        }
+        for task in tasks
+    }
+
+
 CELERY_BEAT_SCHEDULE: dict = {
-    "webhooks-sweep": {
-        "task": "webhooks.sweep",
-        "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
-        # A sweep not started within its interval is superseded by the next one.
-        "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
-    },
-    # contract "Orders": held partner orders are released at 00:00 zone time of their delivery day.
-    "integrations-release-held-orders": {
-        "task": "integrations.release_held_orders",
-        "schedule": 60.0,
-        "options": {"expires": 60.0},
-    },
-    # Slot holds count for nothing once expired; this removes their rows (docs/slot-holds.md).
-    "slots-delete-expired-holds": {
-        "task": "slots.delete_expired_holds",
-        "schedule": 60.0,
-        "options": {"expires": 60.0},
-    },
-    # contract "Dispatch": auto-dispatch plans a zone's day at its slots' cutoffs and before its
-    # partner windows, and commits the plans solved since; claims make a second beat harmless.
-    "dispatch-auto-dispatch": {
-        "task": "dispatch.auto_dispatch",
-        "schedule": 60.0,
-        "options": {"expires": 60.0},
-    },
-    # contract "Orders": Idempotency-Keys are kept 24 hours.
-    "integrations-expire-idempotency-keys": {
-        "task": "integrations.expire_idempotency_keys",
-        "schedule": RETENTION_INTERVAL_SECONDS,
-        "options": {"expires": RETENTION_INTERVAL_SECONDS},
-    },
-    # contract "Couriers": drivers' Idempotency-Keys and trails are kept 24 hours.
-    "couriers-expire-idempotency-keys": {
-        "task": "couriers.expire_idempotency_keys",
-        "schedule": RETENTION_INTERVAL_SECONDS,
-        "options": {"expires": RETENTION_INTERVAL_SECONDS},
-    },
-    "couriers-prune-trails": {
-        "task": "couriers.prune_trails",
-        "schedule": RETENTION_INTERVAL_SECONDS,
-        "options": {"expires": RETENTION_INTERVAL_SECONDS},
-    },
-    # Retention (docs/operations.md "Retention"): what grows without bound is removed when due.
-    "webhooks-delete-old-deliveries": {
-        "task": "webhooks.delete_old_deliveries",
-        "schedule": RETENTION_INTERVAL_SECONDS,
-        "options": {"expires": RETENTION_INTERVAL_SECONDS},
-    },
-    "webhooks-delete-old-events": {
-        "task": "webhooks.delete_old_events",
-        "schedule": RETENTION_INTERVAL_SECONDS,
-        "options": {"expires": RETENTION_INTERVAL_SECONDS},
-    },
-    "tenants-delete-expired-auth-tokens": {
-        "task": "tenants.delete_expired_auth_tokens",
-        "schedule": RETENTION_INTERVAL_SECONDS,
-        "options": {"expires": RETENTION_INTERVAL_SECONDS},
-    },
-    "provisioning-delete-old-invites": {
-        "task": "provisioning.delete_old_invites",
-        "schedule": RETENTION_INTERVAL_SECONDS,
-        "options": {"expires": RETENTION_INTERVAL_SECONDS},
-    },
-    "couriers-delete-old-proof-files": {
-        "task": "couriers.delete_old_proof_files",
-        "schedule": RETENTION_INTERVAL_SECONDS,
-        "options": {"expires": RETENTION_INTERVAL_SECONDS},
-    },
-    "couriers-delete-unused-photos": {
-        "task": "couriers.delete_unused_photos",
-        "schedule": RETENTION_INTERVAL_SECONDS,
-        "options": {"expires": RETENTION_INTERVAL_SECONDS},
-    },
+    **_every(WEBHOOK_SWEEP_INTERVAL_SECONDS, "webhooks.sweep"),
+    **_every(
+        60.0,
+        # contract "Orders": held partner orders are released at 00:00 zone time of their day.
+        "integrations.release_held_orders",
+        # Slot holds count for nothing once expired; this removes their rows (slot-holds.md).
+        "slots.delete_expired_holds",
+        # contract "Dispatch": auto-dispatch plans a zone's day at its slots' cutoffs and before
+        # its partner windows, and commits the plans solved since; claims make a second beat
+        # harmless.
+        "dispatch.auto_dispatch",
+    ),
+    **_every(
+        RETENTION_INTERVAL_SECONDS,
+        # contract "Orders": Idempotency-Keys are kept 24 hours; contract "Couriers": drivers'
+        # Idempotency-Keys and trails too.
+        "integrations.expire_idempotency_keys",
+        "couriers.expire_idempotency_keys",
+        "couriers.prune_trails",
+        # Retention (docs/operations.md "Retention"): what grows without bound goes when due.
+        "webhooks.delete_old_deliveries",
+        "webhooks.delete_old_events",
+        "tenants.delete_expired_auth_tokens",
+        "provisioning.delete_old_invites",
+        "couriers.delete_old_proof_files",
+        "couriers.delete_unused_photos",
+    ),
 }
 
 # Prometheus metrics at /metrics (delivery/metrics.py). With a token, a scrape must send
