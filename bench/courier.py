@@ -37,6 +37,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,10 +45,17 @@ sys.path.insert(0, str(ROOT))
 
 from bench import harness  # noqa: E402 - needs the repository root on the path
 
-DATABASE = os.environ.get("BENCH_COURIER_DATABASE", "bench_courier")
+#: an existing, migrated database to measure on instead of a fresh one (bench/history.py: the
+#: year-loaded database of its own cluster); its name is then the URL's
+DATABASE_URL = os.environ.get("BENCH_COURIER_DATABASE_URL")
+DATABASE = (
+    urlsplit(DATABASE_URL).path.lstrip("/")
+    if DATABASE_URL
+    else os.environ.get("BENCH_COURIER_DATABASE", "bench_courier")
+)
 PORT = int(os.environ.get("BENCH_COURIER_PORT", "8023"))
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
-ENV = harness.production_env(DATABASE, PORT, REDIS_URL)
+ENV = harness.production_env(DATABASE, PORT, REDIS_URL, database_url=DATABASE_URL)
 harness.setup_django(ENV)
 
 import redis  # noqa: E402 - needs Django set up
@@ -367,13 +375,19 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=8, help="of each location round")
+    parser.add_argument(
+        "--json", help="write each round's figures there as JSON (bench/history.py), not courier.md"
+    )
     args = parser.parse_args()
     started = time.monotonic()
     commit = harness.git_commit()
     (ROOT / "var").mkdir(exist_ok=True)
     RESULTS.mkdir(exist_ok=True)
-    print(f"fresh database {DATABASE}, Redis {REDIS_URL}", flush=True)
-    harness.fresh_database(ENV, DATABASE)
+    if DATABASE_URL:
+        print(f"database {DATABASE} as it is, Redis {REDIS_URL}", flush=True)
+    else:
+        print(f"fresh database {DATABASE}, Redis {REDIS_URL}", flush=True)
+        harness.fresh_database(ENV, DATABASE)
     redis.Redis.from_url(REDIS_URL).flushdb()
     receiver = load.webhooks_bench.Receiver()
     fleet = Fleet(f"{receiver.url}/hook", WARM_UP + DELIVERED_PER_ROUND * args.rounds)
@@ -400,6 +414,7 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
             database=DATABASE,
             redis_url=REDIS_URL,
             exclude_backends=own_backend,
+            server=harness.server_dsn(ENV),
         )
 
         def measure(name: str, run) -> None:
@@ -439,6 +454,9 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
         receiver.stop()
     loads = (load_at_start, os.getloadavg()[0])
     minutes = (time.monotonic() - started) / 60
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rounds": rounds, "minutes": minutes}))
+        return 0
     header = (
         f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; commit {commit}; `bench/courier.py` "
         f'(`make bench ARGS="--only courier"`), took {minutes:.1f} min\n'

@@ -35,6 +35,7 @@ import urllib.request
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as wall
 from pathlib import Path
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +43,14 @@ sys.path.insert(0, str(ROOT))
 
 from bench import cpu, harness  # noqa: E402 - needs the repository root on the path
 
-DATABASE = os.environ.get("BENCH_DISPATCH_DATABASE", "bench_dispatch_service")
+#: an existing, migrated database to measure on instead of a fresh one (bench/history.py: the
+#: year-loaded database of its own cluster); its name is then the URL's
+DATABASE_URL = os.environ.get("BENCH_DISPATCH_DATABASE_URL")
+DATABASE = (
+    urlsplit(DATABASE_URL).path.lstrip("/")
+    if DATABASE_URL
+    else os.environ.get("BENCH_DISPATCH_DATABASE", "bench_dispatch_service")
+)
 PORT = int(os.environ.get("BENCH_DISPATCH_PORT", "8023"))
 RECEIVER_PORT = int(os.environ.get("BENCH_DISPATCH_RECEIVER_PORT", str(PORT + 1)))
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
@@ -85,7 +93,9 @@ PASSWORD = "bench-dispatch-password-0123"
 
 
 def service_env() -> dict[str, str]:
-    return harness.production_env(DATABASE, PORT, REDIS_URL, **SOLVER_SETTINGS)
+    return harness.production_env(
+        DATABASE, PORT, REDIS_URL, database_url=DATABASE_URL, **SOLVER_SETTINGS
+    )
 
 
 # ----- data -----
@@ -409,6 +419,13 @@ def render(figures: dict, minutes: float, loads: tuple[float, float]) -> tuple[s
 def run() -> tuple[str, bool]:
     """Seeds, starts the service, measures; answers the markdown section and whether every goal
     passed."""
+    figures, minutes, loads = measured()
+    return render(figures, minutes, loads)
+
+
+def measured() -> tuple[dict, float, tuple[float, float]]:
+    """Seeds, starts the service, measures: the figures, the minutes it took, the load average
+    at its start and end."""
     env = service_env()
     harness.setup_django(env)
     import redis  # noqa: PLC0415 - needs Django set up
@@ -417,8 +434,11 @@ def run() -> tuple[str, bool]:
     started = time.monotonic()
     loads = [os.getloadavg()[0]]
     (ROOT / "var").mkdir(exist_ok=True)
-    print(f"fresh database {DATABASE}, Redis {REDIS_URL}", flush=True)
-    harness.fresh_database(env, DATABASE)
+    if DATABASE_URL:
+        print(f"database {DATABASE} as it is, Redis {REDIS_URL}", flush=True)
+    else:
+        print(f"fresh database {DATABASE}, Redis {REDIS_URL}", flush=True)
+        harness.fresh_database(env, DATABASE)
     redis.Redis.from_url(REDIS_URL).flushdb()
     receiver = _start_receiver()
     try:
@@ -438,6 +458,7 @@ def run() -> tuple[str, bool]:
                 exclude_backends=lambda: (
                     [connection.connection.info.backend_pid] if connection.connection else []
                 ),
+                server=harness.server_dsn(env),
             )
             figures = measure(day, groups)
         finally:
@@ -447,10 +468,14 @@ def run() -> tuple[str, bool]:
         receiver.wait()
         connection.close()
     loads.append(os.getloadavg()[0])
-    return render(figures, (time.monotonic() - started) / 60, (loads[0], loads[1]))
+    return figures, (time.monotonic() - started) / 60, (loads[0], loads[1])
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--json"]:  # bench/history.py: the figures only, no section written
+        figures, minutes, _ = measured()
+        Path(sys.argv[2]).write_text(json.dumps({**figures, "minutes": minutes}))
+        sys.exit(0)
     section, all_pass = run()
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "dispatch-service.md").write_text(section + "\n")

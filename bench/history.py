@@ -13,6 +13,9 @@
    `history_loaded`, where bench/history_load.py first loads a year of a busy organization into
    the benchmark's tenants (set-based SQL), then VACUUM ANALYZE. Each run is a child process
    (Django is set up once per process, for one database).
+   After those scenarios, on each database: the courier rows (bench/courier.py, its own
+   organization) and the dispatch rows (bench/dispatch_service.py: a plan of 1,000 orders and its
+   commit), each in a child that measures on the database as it is.
 3. After the warm-up of each run, pg_stat_statements is reset for its database; after the
    rounds, its top statements are kept. On the loaded database, the hot statements are
    explained (bench/explain: EXPLAIN (ANALYZE, BUFFERS)) into bench/results/history-plans.txt.
@@ -32,6 +35,7 @@ import json
 import os
 import platform
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -65,6 +69,10 @@ HOT = (
     "ERP booking 50 slots",
     "ERP booking hot slot",
     "webhook delivery",
+    "courier event delivered with signature",
+    "20 location points in one call",
+    "dispatch: commit of 1,000 orders, CPU per order up to its order.assigned",
+    "dispatch: plan of 1,000 orders, reading + matrix + writing (ms, not CPU)",
 )
 TOP_STATEMENTS = 25
 STATEMENT_COLUMNS = ("query", "calls", "total_ms", "mean_ms", "rows", "hit", "read")
@@ -245,10 +253,10 @@ def report(args, empty: dict, loaded: dict) -> str:
             failures.append(name)
         rps = (empty["wrk"].get(name, {}).get("rps"), loaded["wrk"].get(name, {}).get("rps"))
         rps_text = " | ".join(f"{r:.0f}" if r else "-" for r in rps)
+        pg = " | ".join("-" if r["pg"] is None else f"{r['pg']:.2f}" for r in (base, row))
         lines.append(
             f"| {name} | {base['all-in']:.2f} | {row['all-in']:.2f} | {ratio:.2f} | "
-            f"{f'<= {RATIO_GOAL}' if hot else 'reference'} | {verdict} | {base['pg']:.2f} | "
-            f"{row['pg']:.2f} | {rps_text} |"
+            f"{f'<= {RATIO_GOAL}' if hot else 'reference'} | {verdict} | {pg} | {rps_text} |"
         )
     hook_pg = loaded["cpu"]["webhook delivery"]["pg"]
     hook_verdict = "PASS" if hook_pg <= WEBHOOK_PG_GOAL_MS else "FAIL"
@@ -279,7 +287,13 @@ def report(args, empty: dict, loaded: dict) -> str:
 - method: bench/run.py's scenarios ({run["rounds"]} interleaved round(s) of {run["seconds"]} s,
   webhook burst of {run["events"]} events) on the empty database, then on the loaded one, same
   cluster (its own: shared_buffers 1 GB, fsync on, pg_stat_statements), same Redis, same code;
-  CPU per operation all-in (web + worker + pg + redis, bench/cpu.py), medians of the rounds
+  CPU per operation all-in (web + worker + pg + redis, bench/cpu.py), medians of the rounds;
+  then on each database, after those: bench/courier.py ({run["rounds"]} rounds of 240 `delivered`
+  events with a signature and {run["seconds"]} s of 20-point location batches, its own
+  organization's drivers on routes of today) and bench/dispatch_service.py (a plan of 1,000
+  orders of one day, 50 drivers, then its commit until every `order.assigned` was received: CPU
+  per order web + worker + pg; the plan's reading, matrix and writing steps in milliseconds of
+  wall time, one run, so noisier than the rest)
 - machine: {os.cpu_count()} cores ({platform.machine()}), shared with other engineers' work;
   load average (1, 5, 15 min) {empty["load average at start"]} at the start of the empty run,
   {loaded["load average at start"]} at the start of the loaded run, {loaded["load average at end"]}
@@ -322,6 +336,53 @@ run's statement of the same text.
 
 {chr(10).join(checks)}
 """
+
+
+def run_courier_and_dispatch(kind: str, args, postgres: ThrowawayPostgres, redis_url: str) -> dict:
+    """The courier and dispatch rows on the same database, after the scenarios: bench/courier.py
+    (its own organization, drivers on routes of today) and bench/dispatch_service.py (a plan of
+    1,000 orders, then its commit), each a child measuring on the database as it is. Answers
+    rows in the shape of the run child's `cpu` (milliseconds, `all-in` and `pg`)."""
+    env = {
+        **os.environ,
+        "BENCH_REDIS_URL": redis_url,
+        "BENCH_COURIER_DATABASE_URL": postgres.url(f"history_{kind}"),
+        "BENCH_COURIER_PORT": str(free_port()),
+        "BENCH_DISPATCH_DATABASE_URL": postgres.url(f"history_{kind}"),
+        "BENCH_DISPATCH_PORT": str(free_port()),
+        "BENCH_DISPATCH_RECEIVER_PORT": str(free_port()),
+    }
+    courier_out = ROOT / "var" / f"history-courier-{kind}.json"
+    dispatch_out = ROOT / "var" / f"history-dispatch-{kind}.json"
+    print(f"== {kind} database: the courier API ==", flush=True)
+    subprocess.run(
+        [sys.executable, "bench/courier.py", "--rounds", str(args.rounds),
+         "--seconds", str(args.seconds), "--json", str(courier_out)],
+        cwd=ROOT, env=env, check=True, timeout=3600,
+    )  # fmt: skip
+    print(f"== {kind} database: a dispatch plan and its commit ==", flush=True)
+    subprocess.run(
+        [sys.executable, "bench/dispatch_service.py", "--json", str(dispatch_out)],
+        cwd=ROOT, env=env, check=True, timeout=3600,
+    )  # fmt: skip
+    rows = {}
+    for name, rounds in json.loads(courier_out.read_text())["rounds"].items():
+        if name.startswith("dbread"):
+            continue
+        rows[name] = {k: statistics.median(r[k] for r in rounds) for k in ("all-in", "pg")}
+    plan = json.loads(dispatch_out.read_text())
+    spent = plan["webhooks_cpu_ms"]
+    per_order = max(plan["routed"], 1)
+    rows["dispatch: commit of 1,000 orders, CPU per order up to its order.assigned"] = {
+        "all-in": sum(spent[group] for group in ("web", "worker", "pg")) / per_order,
+        "pg": spent["pg"] / per_order,
+    }
+    steps = plan["timings"]
+    rows["dispatch: plan of 1,000 orders, reading + matrix + writing (ms, not CPU)"] = {
+        "all-in": steps["reading"] + steps["matrix"] + steps["writing"],
+        "pg": None,
+    }
+    return rows
 
 
 def arguments() -> argparse.Namespace:
@@ -384,6 +445,7 @@ def main() -> int:
                 continue
             redis_url = f"redis://127.0.0.1:{redis_server.port}/{number}"
             results[kind] = run_child(kind, args, postgres, redis_url, figures[kind])
+            results[kind]["cpu"].update(run_courier_and_dispatch(kind, args, postgres, redis_url))
             results[kind]["run"] = {
                 "commit": commit,
                 "command": shlex.join(sys.argv[1:]),
