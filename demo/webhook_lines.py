@@ -29,6 +29,18 @@ def base_url_from_bind(bind: str | None) -> str:
     return f"http://{host}:{port}"
 
 
+def management_login_line(*, base_url: str, email: str, password: str) -> str:
+    """The shell line that logs in to the management API and keeps the bearer token in
+    `$TOKEN` (it lasts 12 hours)."""
+    api = f"{base_url.rstrip('/')}/api"
+    login = json.dumps({"email": email, "password": password})
+    read_token = "python3 -c 'import json, sys; print(json.load(sys.stdin)[\"token\"])'"
+    return (
+        f"TOKEN=$(curl -s -X POST {api}/auth/token -H 'Content-Type: application/json' "
+        f"-d {shlex.quote(login)} | {read_token})"
+    )
+
+
 def demo_webhook_lines(
     *,
     base_url: str,
@@ -47,8 +59,6 @@ def demo_webhook_lines(
     deliveries = f"{api}/manage/organizations/{organization_id}/webhook-deliveries"
     bearer = '-H "Authorization: Bearer $TOKEN"'  # double quotes: the shell expands $TOKEN
     json_type = "-H 'Content-Type: application/json'"
-    login = json.dumps({"email": email, "password": password})
-    read_token = "python3 -c 'import json, sys; print(json.load(sys.stdin)[\"token\"])'"
     port = urlsplit(webhook_url).port or 80
     return [
         (
@@ -58,8 +68,7 @@ def demo_webhook_lines(
         ),
         (
             "Log in to the management API as the demo admin (the token lasts 12 hours):",
-            f"TOKEN=$(curl -s -X POST {api}/auth/token {json_type} -d {shlex.quote(login)} "
-            f"| {read_token})",
+            management_login_line(base_url=base_url, email=email, password=password),
         ),
         (
             "Point the partner_a key's webhookUrl at the receiver:",

@@ -10,20 +10,27 @@ import subprocess
 import time
 from io import StringIO
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.core.management import call_command
+from shapely.geometry import Point
 
 from delivery.encryption import decrypt_text
+from demo.management.commands.demo import DEMO_ADMIN_EMAIL, DEMO_ADMIN_PASSWORD
 from demo.webhook_lines import base_url_from_bind
+from dispatch.demo import DEMO_DRIVERS, ORDER_COUNT
+from dispatch.models import DriverZone
+from integrations.models import Order
 from slots.models import SlotTemplate
 from tenants import services as tenant_services
-from tenants.models import ApiKey, Organization
+from tenants.models import ApiKey, Driver, Organization
 from tests.conftest import assert_error
 from tests.webhooks.conftest import celery_worker, test_broker  # noqa: F401 - fixtures
 from webhooks import tasks
 from webhooks.models import Delivery
-from zones.models import Zone
+from zones.geometry import polygon_from_geodata
+from zones.models import DISPATCH_PURPOSES, Zone
 
 pytestmark = pytest.mark.django_db
 
@@ -198,3 +205,85 @@ def test_during_a_roll_the_receiver_step_uses_the_secret_x_service_signature_sti
     assert f"Webhook secret of the partner_a key: {rolled.webhook_secret}" in printed
     assert f"X-Service-Signature is still keyed with {replaced}" in printed
     assert f"WEBHOOK_SECRET={replaced} python3 receiver.py 9000" in printed
+
+
+def _dispatch_zones():
+    return list(
+        Zone.objects.filter(organization__slug="demo", purpose__in=DISPATCH_PURPOSES).order_by(
+            "name"
+        )
+    )
+
+
+def test_demo_sets_up_a_day_to_dispatch_once_however_often_it_runs():
+    run_demo()
+    second = run_demo()
+
+    zones = _dispatch_zones()
+    assert [zone.name for zone in zones] == ["Berlin Mitte", "Kreuzberg"]
+    for zone in zones:
+        assert zone.depot_address
+        polygon = polygon_from_geodata(zone.geodata)
+        assert polygon.contains(Point(zone.depot_lng, zone.depot_lat))
+    drivers = Driver.objects.filter(organization__slug="demo")
+    assert sorted(driver.name for driver in drivers) == [spec["name"] for spec in DEMO_DRIVERS]
+    for driver in drivers:
+        served = set(DriverZone.objects.filter(driver=driver).values_list("zone_id", flat=True))
+        assert served == {zone.id for zone in zones}
+    day = re.search(r"Orders to plan on (\d{4}-\d{2}-\d{2}): (\d+)", second)
+    assert day.group(2) == str(ORDER_COUNT)
+    refs = [f"DEMO-{day.group(1).replace('-', '')}-{number:02d}" for number in range(1, 13)]
+    orders = Order.objects.filter(organization__slug="demo", external_ref__startswith="DEMO-")
+    assert sorted(order.external_ref for order in orders) == refs
+    for order in orders:
+        assert order.zone in zones
+        polygon = polygon_from_geodata(order.zone.geodata)
+        assert polygon.contains(Point(order.dropoff_lng, order.dropoff_lat))
+        zone_day = order.delivery_window_start.astimezone(ZoneInfo("Europe/Berlin")).date()
+        assert zone_day.isoformat() == day.group(1)
+
+
+@pytest.mark.usefixtures("fast_password_hashing")
+def test_the_printed_dispatch_lines_open_the_dispatcher_plan_the_day_and_sign_a_courier_in(
+    api_client,
+):
+    run_demo()
+    printed = run_demo()
+
+    block = printed.split("Dispatch and couriers:", 1)[1]
+    mitte = Zone.objects.get(organization__slug="demo", slug="berlin-mitte")
+    day = re.search(r"Orders to plan on (\S+):", block).group(1)
+    dispatcher = f"http://127.0.0.1:8000/admin/dispatch/plan/dispatcher/?zone={mitte.id}&date={day}"
+    assert dispatcher in block
+    organization = Organization.objects.get(slug="demo")
+    plans = f"http://127.0.0.1:8000/api/manage/organizations/{organization.id}/dispatch/plans"
+    plan_line = next(line.strip() for line in block.splitlines() if plans in line)
+    assert plan_line == (
+        f'curl -s -X POST {plans} -H "Authorization: Bearer $TOKEN" '
+        f"-H 'Content-Type: application/json' -d '{{\"date\": \"{day}\"}}'"
+    )
+    assert "TOKEN=$(curl -s -X POST http://127.0.0.1:8000/api/auth/token" in block
+    token = re.search(r"http://127\.0\.0\.1:8000/courier/  token: (drv_\S+)", block).group(1)
+    assert "a new token on every demo run" in block
+    assert f"http://127.0.0.1:8000/courier/#token={token}" in block
+
+    api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert api_client.get(f"/api/courier/route?date={day}").status_code == 200
+    # The token printed by the run before ended with this run's.
+    earlier = re.search(r"/courier/  token: (drv_\S+)", run_demo()).group(1)
+    assert api_client.get("/api/courier/route").status_code == 401
+    api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {earlier}")
+    assert api_client.get("/api/courier/route").status_code == 200
+
+    # The plan curl, through the test client: the printed day has orders, depots and drivers.
+    login = api_client.post(
+        "/api/auth/token",
+        {"email": DEMO_ADMIN_EMAIL, "password": DEMO_ADMIN_PASSWORD},
+        format="json",
+    )
+    api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {login.json()['token']}")
+    answer = api_client.post(
+        f"/api/manage/organizations/{organization.id}/dispatch/plans", {"date": day}, format="json"
+    )
+    assert answer.status_code == 202, answer.content
+    assert answer.json()["status"] == "planning"

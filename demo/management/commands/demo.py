@@ -1,5 +1,6 @@
 """`manage.py demo`: a demo tenant with keys of every platform, idempotently (contract "Running
-it"), and the requests to try them, webhooks included.
+it"), and the requests to try them, webhooks included; for dispatch, depots on its dispatch
+zones, three drivers and a day of partner orders to plan, and a courier app token.
 
 The addresses printed follow `BIND`, as gunicorn reads it (`--base-url` overrides). The partner_a
 key's webhook secret is printed in full although the API shows a secret only at create, rotate
@@ -15,8 +16,15 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
+from couriers.demo import demo_courier_lines
 from delivery.encryption import decrypt_text
-from demo.webhook_lines import DEFAULT_WEBHOOK_URL, base_url_from_bind, demo_webhook_lines
+from demo.webhook_lines import (
+    DEFAULT_WEBHOOK_URL,
+    base_url_from_bind,
+    demo_webhook_lines,
+    management_login_line,
+)
+from dispatch.demo import DemoDispatch, demo_dispatch_seed, demo_dispatcher_url, demo_plan_curl_line
 from integrations.demo import demo_partner_curl_lines
 from slots.demo import demo_slots_curl_lines, demo_slots_next_bookable, demo_slots_seed
 from tenants import services
@@ -32,7 +40,8 @@ DEMO_ADMIN_PASSWORD = "demo-Password-2026"  # a development demo account, printe
 class Command(BaseCommand):
     help = (
         "Creates (idempotently) the demo organization with its admin, keys of every platform,"
-        " zones and slot templates, and prints the keys and example requests."
+        " zones and slot templates, depots, drivers and a day of orders to dispatch, and prints"
+        " the keys and example requests."
     )
 
     def add_arguments(self, parser):
@@ -60,6 +69,16 @@ class Command(BaseCommand):
             }
             zones = demo_zones_create(organization=organization)
             demo_slots_seed(organization=organization)
+            dispatch = demo_dispatch_seed(
+                organization=organization, api_key=api_keys["partner_a"], zones=zones
+            )
+            # A new courier token on every run (shown once, stored as a digest): see
+            # couriers/demo.py.
+            courier_lines = (
+                demo_courier_lines(base_url=base_url, driver=dispatch.drivers[0], day=dispatch.day)
+                if dispatch.drivers
+                else []
+            )
         partner_zone = next(zone for zone in zones if zone.purpose in ("dispatch", "both"))
         bookable = demo_slots_next_bookable(organization=organization)
         out = self.stdout.write
@@ -122,6 +141,56 @@ class Command(BaseCommand):
             f'application/json\' -d \'{{"address": "{self._zone_point(partner_zone)}"}}\' '
             f"{base_url}/api/promises/resolve-zone"
         )
+        self._dispatch_block(base_url, organization, dispatch, courier_lines)
+
+    def _dispatch_block(
+        self,
+        base_url: str,
+        organization: Organization,
+        dispatch: DemoDispatch,
+        courier_lines: list[tuple[str, str]],
+    ) -> None:
+        """The "Dispatch and couriers" block: the drivers and orders, the dispatcher's page,
+        a plan of the orders' day through the management API, and the courier app."""
+        out = self.stdout.write
+        out("\nDispatch and couriers:")
+        out(
+            "  Depots: "
+            + "; ".join(f"{zone.name}: {zone.depot_address}" for zone in dispatch.zones)
+        )
+        out(
+            "  Drivers: "
+            + ", ".join(
+                f"{driver.name} ({driver.vehicle_type}, {driver.shift_start:%H:%M}-"
+                f"{driver.shift_end:%H:%M})"
+                for driver in dispatch.drivers
+            )
+        )
+        if dispatch.day is not None:
+            out(f"  Orders to plan on {dispatch.day.isoformat()}: {len(dispatch.orders)}")
+        if dispatch.zones:
+            out("  The dispatcher's page (Django admin, as the demo admin):")
+            out(
+                "     "
+                + demo_dispatcher_url(base_url=base_url, zone=dispatch.zones[0], day=dispatch.day)
+            )
+        if dispatch.day is not None:
+            out(f"  Plan {dispatch.day.isoformat()} through the management API:")
+            out(
+                "     "
+                + management_login_line(
+                    base_url=base_url, email=DEMO_ADMIN_EMAIL, password=DEMO_ADMIN_PASSWORD
+                )
+            )
+            out(
+                "     "
+                + demo_plan_curl_line(
+                    base_url=base_url, organization_id=organization.id, day=dispatch.day
+                )
+            )
+        for what, line in courier_lines:
+            out(f"  {what}")
+            out(f"     {line}")
 
     @staticmethod
     def _x_service_signature_secret(api_key: ApiKey, webhook_secret: str) -> str:
