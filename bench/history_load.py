@@ -15,7 +15,15 @@ month or so), never the ORM: at full scale (`scale=1`)
 - 1,000,000 expired Idempotency-Keys (older than 24 hours) with their stored answers;
 - 200,000 expired slot holds (most used by a booking), 100,000 expired management tokens of
   the organization's staff, 2,000 invites (accepted or expired) with their memberships, and a
-  fleet of drivers with their access tokens.
+  fleet of drivers with their access tokens;
+- dispatch: per organization and day with assigned orders one committed plan (and its
+  `DispatchDay`), one route per driver of the day and one stop per order that reached
+  `assigned` (about 4,600,000, on its own driver's route, numbered in creation order), 1 % of the
+  orders (cancelled ones) left out with a reason;
+- couriers: one courier event per courier-made transition (`picked_up`, `in_transit`,
+  `delivered`, `failed`: about 13,800,000), one proof per delivered or failed order (files
+  removed by retention after 180 days), the drivers' Idempotency-Keys of the last 24 hours, a
+  trail of the last 24 hours (a point every 30 s over a 10-hour shift) and each driver's position.
 
 Rows are what the service writes: same organizations, keys, zones and templates as the
 benchmark's tenants (their hot paths read the same tables and indexes), external refs unique
@@ -31,9 +39,18 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import connection
 
-from couriers.models import DriverAccessToken
+from couriers.models import (
+    CourierEvent,
+    CourierIdempotencyKey,
+    DriverAccessToken,
+    DriverPosition,
+    LocationPoint,
+    StopProof,
+)
+from dispatch.models import DispatchDay, Plan, PlanLeftOut, PlanRoute, PlanStop
 from integrations.models import (
     DeliveryWindowLoad,
     IdempotencyKey,
@@ -56,6 +73,7 @@ FULL_YEAR = {
 }
 DRIVERS = 60  # per organization
 STAFF = 40  # users who sign in to the management API
+TRAIL_POINTS = 1200  # per driver at full scale: one every 30 s over a 10-hour shift
 CHUNKS_PER_YEAR = 24  # orders and events go in this many statements each (about 2 weeks each)
 
 T = {
@@ -79,6 +97,16 @@ T = {
     "key": ApiKey._meta.db_table,
     "org": Organization._meta.db_table,
     "zone": Zone._meta.db_table,
+    "plan": Plan._meta.db_table,
+    "route": PlanRoute._meta.db_table,
+    "stop": PlanStop._meta.db_table,
+    "left_out": PlanLeftOut._meta.db_table,
+    "dispatch_day": DispatchDay._meta.db_table,
+    "courier_event": CourierEvent._meta.db_table,
+    "proof": StopProof._meta.db_table,
+    "courier_key": CourierIdempotencyKey._meta.db_table,
+    "trail": LocationPoint._meta.db_table,
+    "position": DriverPosition._meta.db_table,
 }
 
 
@@ -109,9 +137,13 @@ def _execute(sql: str, params: dict | None = None) -> int:
 
 
 def _scalar(sql: str, params: dict | None = None):
+    return _row(sql, params)[0]
+
+
+def _row(sql: str, params: dict | None = None) -> tuple:
     with connection.cursor() as cursor:
         cursor.execute(_placeholders_only(sql) if params else sql, params)
-        return cursor.fetchone()[0]
+        return cursor.fetchone()
 
 
 # Every status an order can be in, with the transitions that led there (integrations/services/
@@ -536,6 +568,228 @@ def _people(tenants: dict, tokens: int, invites: int) -> tuple[int, int]:
     return signed_in, invited
 
 
+# ----- dispatch and couriers: the plans that routed the orders, what the couriers sent -----
+
+# The loaded orders of the chunk's days (Berlin dates `lo` to `hi` - 1 counted from today): the
+# two organizations' history orders only (the benchmark's own are left alone).
+CHUNK_ORDERS = """
+    o.organization_id IN (%(partner)s, %(slots)s)
+    AND o.created_at >= ((%(now)s AT TIME ZONE 'Europe/Berlin')::date + %(lo)s::int)::timestamp AT TIME ZONE 'Europe/Berlin'
+    AND o.created_at < ((%(now)s AT TIME ZONE 'Europe/Berlin')::date + %(hi)s::int)::timestamp AT TIME ZONE 'Europe/Berlin'
+    AND (o.external_ref LIKE 'H-%' OR o.external_ref LIKE 'HE-%')
+"""
+DAY_DRIVE = "interval '11 hours'"  # a route's stops spread from 08:00 over this, in sequence
+SERVICE_SECONDS = 240  # the dispatch policy's default service minutes, as plans keep them
+
+
+def _utc_iso(column: str) -> str:
+    """SQL of `column` as Python's `isoformat()` of the UTC datetime Django reads."""
+    return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"')"""
+
+
+def _order_version(driver: str) -> str:
+    """SQL of the order's version as planning stores it (dispatch/services/order_versions.py):
+    `<driver>|<zone>|<template>@<date>|<window start>/<window end>`, `-` for each it has not."""
+    window = f"{_utc_iso('o.delivery_window_start')} || '/' || coalesce({_utc_iso('o.delivery_window_end')}, '-')"
+    return (
+        f"coalesce({driver}::text, '-') || '|' || coalesce(o.zone_id::text, '-') || '|' "
+        f"|| coalesce(o.template_id::text || '@' || to_char(o.slot_date, 'YYYY-MM-DD'), '-') || '|' "
+        f"|| coalesce({window}, '-')"
+    )
+
+
+def _dispatch(tenants: dict, lo: int, hi: int) -> tuple[int, int, int, int]:
+    """The committed plans of days `lo`..`hi` - 1 (counted from today): per organization and day
+    with orders that reached `assigned`, one plan (and its `DispatchDay`), one route per driver
+    of the day (the order's driver, as the loaded order carries it), one stop per such order in
+    the order it was created, and about 1 % of the orders left out (the cancelled ones the plan
+    did not route, with a reason); (plans, routes, stops, left out)."""
+    sql = f"""
+    WITH o AS MATERIALIZED (
+        SELECT o.id, o.organization_id, o.zone_id, o.driver_id, o.created_at,
+               (o.created_at AT TIME ZONE 'Europe/Berlin')::date AS day,
+               o.delivery_window_start, o.delivery_window_end, o.dropoff_lat, o.dropoff_lng,
+               o.pickup_lat, o.pickup_lng, b.template_id, b.date AS slot_date,
+               get_byte(uuid_send(o.id), 15) AS h
+        FROM {T["order"]} o LEFT JOIN {T["booking"]} b ON b.order_id = o.id
+        WHERE {CHUNK_ORDERS}
+          AND (o.driver_id IS NOT NULL OR o.status = 'cancelled' AND get_byte(uuid_send(o.id), 15) % 8 = 0)
+    ), days AS (
+        SELECT DISTINCT organization_id, zone_id, day FROM o WHERE driver_id IS NOT NULL
+    ), plans AS (
+        INSERT INTO {T["plan"]} (id, organization_id, date, zone_ids, requested_driver_ids,
+            zones_requested, request_key, status, routing, origin, service_seconds,
+            travel_speed_kmh, detour_factor, solver_ms, timings, error, created_at, solved_at,
+            committed_at)
+        SELECT gen_random_uuid(), d.organization_id, d.day, ARRAY[d.zone_id], ARRAY[]::uuid[], false,
+               encode(sha256('*|*'::bytea), 'hex'), 'committed', 'haversine',
+               d.day::timestamp AT TIME ZONE 'Europe/Berlin', {SERVICE_SECONDS}, 25.0, 1.3,
+               400 + abs(hashint4(d.day - date '2000-01-01')) % 800,
+               jsonb_build_object('read', 40, 'matrix', 120, 'solve', 300, 'write', 90), '',
+               least(%(now)s, (d.day + time '06:00') AT TIME ZONE 'Europe/Berlin'),
+               least(%(now)s, (d.day + time '06:00:02') AT TIME ZONE 'Europe/Berlin'),
+               least(%(now)s, (d.day + time '06:05') AT TIME ZONE 'Europe/Berlin')
+        FROM days d
+        RETURNING id, organization_id, date, zone_ids[1] AS zone_id
+    ), locked_days AS (
+        INSERT INTO {T["dispatch_day"]} (organization_id, date)
+        SELECT organization_id, date FROM plans
+        ON CONFLICT (organization_id, date) DO NOTHING
+        RETURNING 1
+    ), s AS (
+        SELECT o.*, row_number() OVER (PARTITION BY driver_id, day ORDER BY created_at, id) AS sequence,
+               count(*) OVER (PARTITION BY driver_id, day) AS stops
+        FROM o WHERE driver_id IS NOT NULL
+    ), routes AS (
+        INSERT INTO {T["route"]} (id, plan_id, driver_id, date, zone_id, vehicle_type, capacity,
+            shift_start, shift_end, depot_lat, depot_lng, start_at, end_at, travel_seconds,
+            distance_meters)
+        SELECT gen_random_uuid(), p.id, r.driver_id, r.day, p.zone_id, 'van', greatest(200, r.stops),
+               (r.day + time '08:00') AT TIME ZONE 'Europe/Berlin',
+               (r.day + time '20:00') AT TIME ZONE 'Europe/Berlin',
+               coalesce(r.depot_lat, 52.52), coalesce(r.depot_lng, 13.40),
+               (r.day + time '08:00') AT TIME ZONE 'Europe/Berlin',
+               (r.day + time '08:00') AT TIME ZONE 'Europe/Berlin' + {DAY_DRIVE} + interval '30 minutes',
+               r.stops * 150, r.stops * 1100
+        FROM (SELECT organization_id, driver_id, day, count(*) AS stops, min(pickup_lat) AS depot_lat,
+                     min(pickup_lng) AS depot_lng
+              FROM s GROUP BY organization_id, driver_id, day) r
+        JOIN plans p ON p.organization_id = r.organization_id AND p.date = r.day
+        RETURNING id, plan_id, driver_id, date
+    ), stops AS (
+        INSERT INTO {T["stop"]} (plan_id, route_id, order_id, sequence, kind, eta, window_start,
+            window_end, lat, lng, service_seconds, order_version)
+        SELECT r.plan_id, r.id, o.id, o.sequence, 'delivery',
+               (o.day + time '08:00') AT TIME ZONE 'Europe/Berlin'
+                   + (o.sequence - 0.5)::float8 / o.stops * {DAY_DRIVE},
+               coalesce(o.delivery_window_start, (o.day + time '08:00') AT TIME ZONE 'Europe/Berlin'),
+               coalesce(o.delivery_window_end, (o.day + time '20:00') AT TIME ZONE 'Europe/Berlin'),
+               o.dropoff_lat, o.dropoff_lng, {SERVICE_SECONDS}, {_order_version("o.driver_id")}
+        FROM s o JOIN routes r ON r.driver_id = o.driver_id AND r.date = o.day
+        RETURNING 1
+    ), left_out AS (
+        INSERT INTO {T["left_out"]} (plan_id, order_id, excluded, reason, window_start,
+            window_end, order_version)
+        SELECT p.id, o.id, false, (ARRAY['capacity', 'time_window', 'shift'])[1 + o.h % 3],
+               o.delivery_window_start, o.delivery_window_end, {_order_version("NULL")}
+        FROM o JOIN plans p ON p.organization_id = o.organization_id AND p.date = o.day
+        WHERE o.driver_id IS NULL
+        RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM plans), (SELECT count(*) FROM locked_days),
+           (SELECT count(*) FROM routes), (SELECT count(*) FROM stops),
+           (SELECT count(*) FROM left_out)
+    """  # noqa: S608 - table names from the models, values are parameters
+    plans, _days, routes, stops, left_out = _row(sql, {**tenants, "lo": lo, "hi": hi})
+    return plans, routes, stops, left_out
+
+
+def _courier_records(tenants: dict, lo: int, hi: int) -> tuple[int, int]:
+    """What the couriers sent for the orders of days `lo`..`hi` - 1: one `CourierEvent` per
+    courier-made transition (the status events the loader marks with actor `courier`, at the
+    same instant) and one `StopProof` per delivered or failed order; proofs older than
+    PROOF_FILE_RETENTION_DAYS have lost their files (no signature name, `files_removed_at`) as
+    retention leaves them; (events, proofs)."""
+    sql = f"""
+    WITH o AS MATERIALIZED (
+        SELECT o.id, o.organization_id, o.driver_id, o.status, o.created_at, o.recipient_name,
+               o.dropoff_lat, o.dropoff_lng, o.pickup_lat, o.pickup_lng, o.expected_barcode,
+               o.cod_amount, o.failure_reason, get_byte(uuid_send(o.id), 15) AS h
+        FROM {T["order"]} o
+        WHERE {CHUNK_ORDERS}
+          AND o.driver_id IS NOT NULL AND o.status IN ('picked_up', 'in_transit', 'delivered', 'failed')
+    ), steps AS (
+        SELECT o.*, p.to_status, o.created_at + p.minutes * interval '1 minute' AS at,
+               o.h % 25 = 0 AS offline
+        FROM o JOIN h_path p ON p.status = o.status
+        WHERE p.to_status IN ('picked_up', 'in_transit', 'delivered', 'failed')
+    ), events AS (
+        INSERT INTO {T["courier_event"]} (order_id, driver_id, type, at, received_at, lat, lng,
+                                          accuracy_m)
+        SELECT id, driver_id, to_status, at,
+               at + CASE WHEN offline THEN interval '12 minutes' ELSE (1 + h % 5) * interval '1 second' END,
+               CASE WHEN to_status = 'picked_up' THEN coalesce(pickup_lat, 52.52)
+                    ELSE dropoff_lat + (h % 7 - 3) * 0.00002 END,
+               CASE WHEN to_status = 'picked_up' THEN coalesce(pickup_lng, 13.40)
+                    ELSE dropoff_lng + (h % 5 - 2) * 0.00002 END,
+               4 + h % 17
+        FROM steps
+        RETURNING 1
+    ), proofs AS (
+        INSERT INTO {T["proof"]} (id, organization_id, order_id, driver_id, status, at, lat, lng,
+            accuracy_m, recipient_name, barcode, cash_collected, failure_reason, note,
+            signature_name, created_at, files_removed_at)
+        SELECT p.proof_id, p.organization_id, p.id, p.driver_id, p.to_status, p.at,
+               p.dropoff_lat + (p.h % 7 - 3) * 0.00002, p.dropoff_lng + (p.h % 5 - 2) * 0.00002,
+               4 + p.h % 17,
+               CASE WHEN p.to_status <> 'delivered' THEN ''
+                    WHEN p.h % 5 = 0 THEN 'Neighbour' ELSE p.recipient_name END,
+               CASE WHEN p.to_status = 'delivered' THEN p.expected_barcode ELSE '' END,
+               CASE WHEN p.to_status = 'delivered' THEN p.cod_amount END,
+               CASE WHEN p.to_status = 'failed' THEN p.failure_reason ELSE '' END,
+               CASE WHEN p.to_status = 'failed' THEN 'Nobody answered' ELSE '' END,
+               CASE WHEN p.expired OR p.to_status <> 'delivered' OR p.h % 2 = 1 THEN ''
+                    ELSE 'signatures/' || p.organization_id || '/' || p.proof_id || '.png' END,
+               p.at + interval '1 second',
+               CASE WHEN p.expired THEN least(%(now)s, p.at + %(keep_files)s * interval '1 day'
+                                                       + (p.h % 60) * interval '1 minute') END
+        FROM (SELECT steps.*, md5('proof-' || id)::uuid AS proof_id,
+                     at < %(now)s - %(keep_files)s * interval '1 day' AS expired
+              FROM steps WHERE to_status IN ('delivered', 'failed')) p
+        RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM proofs)
+    """  # noqa: S608 - table names from the models, values are parameters
+    params = {**tenants, "lo": lo, "hi": hi, "keep_files": settings.PROOF_FILE_RETENTION_DAYS}
+    return _row(sql, params)
+
+
+def _courier_keys(tenants: dict) -> int:
+    """The drivers' Idempotency-Keys still kept (retention removes them after 24 hours): one
+    per courier event received in the last 24 hours, completed with the stop as answered."""
+    return _execute(
+        f"""INSERT INTO {T["courier_key"]} (driver_id, key, request_hash, status, claim_token,
+            locked_at, response_status, response_body, created_at, completed_at)
+        SELECT e.driver_id, md5('courier-key-' || e.id)::uuid::text,
+               encode(sha256(('courier-request-' || e.id)::bytea), 'hex'), 'completed',
+               gen_random_uuid(), e.received_at, 200,
+               jsonb_build_object('orderId', o.id::text, 'externalRef', o.external_ref,
+                   'status', e.type, 'recipientName', o.recipient_name,
+                   'dropoffAddress', o.dropoff_address,
+                   'updatedAt', to_char(e.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+               e.received_at, e.received_at + interval '90 milliseconds'
+        FROM {T["order"]} o JOIN {T["courier_event"]} e ON e.order_id = o.id
+        WHERE o.organization_id IN (%(partner)s, %(slots)s)
+          AND o.created_at >= %(now)s - interval '2 days'
+          AND (o.external_ref LIKE 'H-%' OR o.external_ref LIKE 'HE-%')
+          AND e.received_at >= %(now)s - interval '24 hours'""",  # noqa: S608
+        tenants,
+    )
+
+
+def _trails(tenants: dict, points: int) -> tuple[int, int]:
+    """Every history driver's trail of the last 24 hours (trails are kept that long): `points`
+    points over a 10-hour shift that ended an hour ago, and the newest as its position;
+    (points, positions)."""
+    trail = _execute(
+        f"""INSERT INTO {T["trail"]} (driver_id, at, lat, lng, accuracy_m, speed_mps, heading)
+        SELECT d.id, %(now)s - interval '11 hours' + i * (interval '10 hours' / %(points)s),
+               52.52 + 0.05 * sin(d.k + i / 40.0), 13.40 + 0.08 * cos(d.k * 0.7 + i / 55.0),
+               4 + (i + d.k) % 12, (i * 3 + d.k) % 14, (i * 7 + d.k * 13) % 360
+        FROM h_driver d, generate_series(0, %(points)s::int - 1) i""",  # noqa: S608
+        {**tenants, "points": points},
+    )
+    positions = _execute(
+        f"""INSERT INTO {T["position"]} (driver_id, lat, lng, accuracy_m, speed_mps, heading, at,
+            received_at)
+        SELECT DISTINCT ON (t.driver_id) t.driver_id, t.lat, t.lng, t.accuracy_m, t.speed_mps,
+               t.heading, t.at, t.at + interval '2 seconds'
+        FROM {T["trail"]} t JOIN h_driver d ON d.id = t.driver_id
+        ORDER BY t.driver_id, t.at DESC""",  # noqa: S608
+    )
+    return trail, positions
+
+
 def tenants_of_the_benchmark() -> dict:
     """The ids the load refers to: the benchmark's organizations, keys and zones."""
     with connection.cursor() as cursor:
@@ -666,3 +920,59 @@ def _load(counts: dict, loaded: Loaded, tenants: dict, *, step, scale: float, lo
 
     step("keys, holds, tokens, invites", rest)
     loaded.rows["drivers"] = 2 * DRIVERS
+    # What follows reads the orders just loaded: with their statistics, the chunks' statements
+    # are planned as on a real table (index scans of the chunk's days); without JIT, whose
+    # compiling of these long statements took longer than their work (0.2-0.5 s a chunk).
+    step("orders analyzed", lambda: _execute(f"ANALYZE {T['order']}, {T['booking']}"))
+    _execute("SET jit = off")
+    try:
+        _load_dispatch_and_couriers(loaded, tenants, step=step, chunks=chunks, scale=scale, log=log)
+    finally:
+        _execute("RESET jit")
+
+
+def _load_dispatch_and_couriers(
+    loaded: Loaded, tenants: dict, *, step, chunks: int, scale: float, log
+) -> None:
+    """The plans of the year's days and what the couriers sent, chunked by days like the orders
+    (a chunk's days whole: a route's stops are numbered within its day)."""
+    days = 367  # the orders' Berlin dates: today and the 366 before
+    spans = [(-366 + days * c // chunks, -366 + days * (c + 1) // chunks) for c in range(chunks)]
+    plans = routes = stops = left_out = 0
+    for lo, hi in spans:
+
+        def work(lo=lo, hi=hi):
+            nonlocal plans, routes, stops, left_out
+            made_plans, made_routes, made_stops, made_left_out = _dispatch(tenants, lo, hi)
+            plans += made_plans
+            routes += made_routes
+            stops += made_stops
+            left_out += made_left_out
+
+        step("dispatch plans, routes, stops", work)
+        log(f"    dispatch: {plans:,} plans, {routes:,} routes, {stops:,} stops, {left_out:,} left out "
+            f"({loaded.seconds['dispatch plans, routes, stops']:.0f} s)", flush=True)  # fmt: skip
+    loaded.rows.update(
+        {"plans": plans, "plan routes": routes, "plan stops": stops, "plans' left out": left_out}
+    )
+    events = proofs = 0
+    for lo, hi in spans:
+
+        def work(lo=lo, hi=hi):
+            nonlocal events, proofs
+            sent, proved = _courier_records(tenants, lo, hi)
+            events += sent
+            proofs += proved
+
+        step("courier events and proofs", work)
+        log(f"    couriers: {events:,} events, {proofs:,} proofs "
+            f"({loaded.seconds['courier events and proofs']:.0f} s)", flush=True)  # fmt: skip
+    loaded.rows["courier events"] = events
+    loaded.rows["stop proofs"] = proofs
+
+    def recent():
+        loaded.rows["courier idempotency keys"] = _courier_keys(tenants)
+        points = max(10, round(TRAIL_POINTS * scale))
+        loaded.rows["trail points"], loaded.rows["driver positions"] = _trails(tenants, points)
+
+    step("courier keys, trails, positions", recent)
