@@ -46,6 +46,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import psycopg  # noqa: E402 - after the path, as the rest
+
 from bench import harness  # noqa: E402 - needs the repository root on the path
 from bench.throwaway import (  # noqa: E402
     SERVER_SETTINGS,
@@ -207,16 +209,16 @@ def _blocks(statement: dict) -> str:
     return f"{hit + read:.1f} ({read:.1f})"
 
 
-def statements_table(empty: dict, loaded: dict) -> str:
+def statements_table(empty: list[dict], loaded: list[dict], top: int = TOP_STATEMENTS) -> str:
     """The statements of the loaded run, by total time, beside the same statement's figures on
     the empty database (matched by text: query ids differ between databases)."""
-    before = {_normalized(s["query"]): s for s in empty["statements"]}
+    before = {_normalized(s["query"]): s for s in empty}
     lines = [
         "| # | statement | calls | total ms | mean ms | blocks/call (read) | empty: mean ms | "
         "empty: blocks/call (read) | mean ratio |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for number, s in enumerate(loaded["statements"][:TOP_STATEMENTS], start=1):
+    for number, s in enumerate(loaded[:top], start=1):
         query = _normalized(s["query"])
         blocks = _blocks(s)
         other = before.get(query)
@@ -232,6 +234,24 @@ def statements_table(empty: dict, loaded: dict) -> str:
             f"{blocks} | {tail} |"
         )
     return "\n".join(lines)
+
+
+def child_statements(empty: dict, loaded: dict) -> str:
+    """The courier and dispatch children's statements, as the run's above (older figures have
+    none)."""
+    sections = []
+    for name, what in (
+        ("courier", "the courier rows (bench/courier.py: its seeding, warm-up and rounds)"),
+        ("dispatch", "the dispatch rows (bench/dispatch_service.py: seeding, plans, commit)"),
+    ):
+        before = empty.get("child statements", {}).get(name)
+        after = loaded.get("child statements", {}).get(name)
+        if before is None or after is None:
+            continue
+        sections.append(
+            f"\n### Statements of {what}\n\n{statements_table(before, after, top=15)}\n"
+        )
+    return "".join(sections)
 
 
 def report(args, empty: dict, loaded: dict) -> str:
@@ -330,7 +350,8 @@ key row of a webhook destination, a hot slot's counter, the reference endpoints'
 the mean time and the blocks per call of a statement on both databases. Matched to the empty
 run's statement of the same text.
 
-{statements_table(empty, loaded)}
+{statements_table(empty["statements"], loaded["statements"])}
+{child_statements(empty, loaded)}
 
 ## Invariants after the load
 
@@ -338,11 +359,14 @@ run's statement of the same text.
 """
 
 
-def run_courier_and_dispatch(kind: str, args, postgres: ThrowawayPostgres, redis_url: str) -> dict:
+def run_courier_and_dispatch(
+    kind: str, args, postgres: ThrowawayPostgres, redis_url: str
+) -> tuple[dict, dict]:
     """The courier and dispatch rows on the same database, after the scenarios: bench/courier.py
     (its own organization, drivers on routes of today) and bench/dispatch_service.py (a plan of
     1,000 orders, then its commit), each a child measuring on the database as it is. Answers
-    rows in the shape of the run child's `cpu` (milliseconds, `all-in` and `pg`)."""
+    rows in the shape of the run child's `cpu` (milliseconds, `all-in` and `pg`), and each
+    child's statements (pg_stat_statements, as the run child keeps them)."""
     env = {
         **os.environ,
         "BENCH_REDIS_URL": redis_url,
@@ -354,17 +378,35 @@ def run_courier_and_dispatch(kind: str, args, postgres: ThrowawayPostgres, redis
     }
     courier_out = ROOT / "var" / f"history-courier-{kind}.json"
     dispatch_out = ROOT / "var" / f"history-dispatch-{kind}.json"
+    catalog = psycopg.connect(postgres.url(f"history_{kind}"), autocommit=True)
+    statements: dict[str, list] = {}
+
+    def measured(name: str, command: list[str]) -> None:
+        # pg_stat_statements of this child alone: its seeding, load and warm-up included
+        catalog.execute(
+            "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database"
+            " WHERE datname = current_database()), 0)"
+        )
+        subprocess.run(command, cwd=ROOT, env=env, check=True, timeout=3600)
+        statements[name] = [
+            dict(zip(STATEMENT_COLUMNS, row, strict=True))
+            for row in catalog.execute(
+                "SELECT query, calls, total_exec_time, mean_exec_time, rows, shared_blks_hit,"
+                " shared_blks_read FROM pg_stat_statements"
+                " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                " ORDER BY total_exec_time DESC LIMIT 300"
+            ).fetchall()
+        ]
+
     print(f"== {kind} database: the courier API ==", flush=True)
-    subprocess.run(
+    measured(
+        "courier",
         [sys.executable, "bench/courier.py", "--rounds", str(args.rounds),
          "--seconds", str(args.seconds), "--json", str(courier_out)],
-        cwd=ROOT, env=env, check=True, timeout=3600,
     )  # fmt: skip
     print(f"== {kind} database: a dispatch plan and its commit ==", flush=True)
-    subprocess.run(
-        [sys.executable, "bench/dispatch_service.py", "--json", str(dispatch_out)],
-        cwd=ROOT, env=env, check=True, timeout=3600,
-    )  # fmt: skip
+    measured("dispatch", [sys.executable, "bench/dispatch_service.py", "--json", str(dispatch_out)])
+    catalog.close()
     rows = {}
     for name, rounds in json.loads(courier_out.read_text())["rounds"].items():
         if name.startswith("dbread"):
@@ -382,7 +424,7 @@ def run_courier_and_dispatch(kind: str, args, postgres: ThrowawayPostgres, redis
         "all-in": steps["reading"] + steps["matrix"] + steps["writing"],
         "pg": None,
     }
-    return rows
+    return rows, statements
 
 
 def arguments() -> argparse.Namespace:
@@ -445,7 +487,9 @@ def main() -> int:
                 continue
             redis_url = f"redis://127.0.0.1:{redis_server.port}/{number}"
             results[kind] = run_child(kind, args, postgres, redis_url, figures[kind])
-            results[kind]["cpu"].update(run_courier_and_dispatch(kind, args, postgres, redis_url))
+            rows, statements = run_courier_and_dispatch(kind, args, postgres, redis_url)
+            results[kind]["cpu"].update(rows)
+            results[kind]["child statements"] = statements
             results[kind]["run"] = {
                 "commit": commit,
                 "command": shlex.join(sys.argv[1:]),
