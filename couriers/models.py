@@ -7,12 +7,11 @@ expiring URLs (couriers/proof_urls.py). Names, not FileFields: a FileField fixes
 when the model is loaded, and every read and write here goes through `storages["proofs"]`.
 """
 
-import uuid
-
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from delivery.ids import new_id
 from integrations.models import FailureReason, IdempotencyRecord
 from tenants.models import Driver, Organization
 
@@ -36,7 +35,7 @@ class DriverAccessToken(models.Model):
 class CourierPhoto(models.Model):
     """A photo a courier uploaded: decoded and re-encoded without metadata before it was stored."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="courier_photos"
     )
@@ -76,7 +75,7 @@ class StopProof(models.Model):
     """How a stop ended, as the courier recorded it at the door (contract "Couriers", "Proof"):
     one row per `delivered` or `failed` event, so a re-attempted order keeps each attempt's."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="stop_proofs"
     )

@@ -7,13 +7,12 @@ A plan keeps what it decided as rows: one `PlanRoute` per driver (driver, date, 
 one left-out row of that plan (unique per plan and order), so none vanishes.
 """
 
-import uuid
-
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from delivery.ids import new_id
 from tenants.models import Driver, Organization
 from zones.models import Zone
 
@@ -33,7 +32,7 @@ class DispatchPolicy(models.Model):
     """The organization's dispatch settings (contract "Dispatch"); created with the defaults the
     first time it is read (`dispatch.services.policy.dispatch_policy_get_or_create`)."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.OneToOneField(
         Organization, on_delete=models.CASCADE, related_name="dispatch_policy"
     )
@@ -125,7 +124,7 @@ class Plan(models.Model):
     the plan was made, so a later move re-times with the same figures.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="dispatch_plans"
     )
@@ -181,7 +180,7 @@ class PlanRoute(models.Model):
     `capacity`, `shift_start` and `shift_end` are the driver's as planned, so a move is checked
     against what the solver was given."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="routes")
     driver = models.ForeignKey(Driver, on_delete=models.CASCADE, related_name="dispatch_routes")
     #: the plan's date, kept here so "the driver's route of the day" is one indexed lookup

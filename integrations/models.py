@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from delivery.ids import new_id
 from tenants.models import ApiKey, Driver, Organization
 from zones.models import Zone
 
@@ -116,7 +117,7 @@ class DeliveryWindowLoad(models.Model):
 class Order(models.Model):
     """A delivery order of either family (contract "Orders")."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     # No index of its own: `order_unique_external_ref` and the two indexes below lead with it.
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="orders", db_index=False

@@ -1,11 +1,11 @@
 """Invites: how a new admin gets from an e-mail address to a password (contract "Provisioning")."""
 
-import uuid
 from datetime import timedelta
 
 from django.db import models
 from django.utils import timezone
 
+from delivery.ids import new_id
 from tenants.models import Organization, User
 
 INVITE_VALIDITY = timedelta(days=7)
@@ -20,7 +20,7 @@ class InviteStatus(models.TextChoices):
 class Invite(models.Model):
     """One pending or accepted invite of a user into an organization; the token is stored hashed."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="invites")
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="invites")
     token_digest = models.CharField(max_length=64, unique=True)

@@ -6,12 +6,11 @@ order to one template and one date; `SlotDay` is the per-(template, date) counte
 bookings of that slot are serialized on (`SELECT ... FOR UPDATE`), so capacity is never exceeded.
 """
 
-import uuid
-
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
+from delivery.ids import new_id
 from tenants.models import ApiKey, Organization
 from zones.models import Zone
 
@@ -38,7 +37,7 @@ class SlotPolicy(models.Model):
     first time it is needed (`slots.services.slot_policy_get_or_create`).
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.OneToOneField(
         Organization, on_delete=models.CASCADE, related_name="slot_policy"
     )
@@ -71,7 +70,7 @@ class SlotTemplate(models.Model):
     Deleting a template only marks it deleted: orders booked on it keep their slot.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="slot_templates"
     )
@@ -202,7 +201,7 @@ class SlotHold(models.Model):
     Expired holds count for nothing at once; `slots.delete_expired_holds` removes their rows.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
     template = models.ForeignKey(SlotTemplate, on_delete=models.CASCADE, related_name="holds")

@@ -1,7 +1,6 @@
 """Tenants: organizations, their users and memberships, API keys and management tokens."""
 
 import datetime
-import uuid
 
 from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
 from django.contrib.auth.models import PermissionsMixin
@@ -12,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from delivery.fields import has_line_breaking, single_line_message
+from delivery.ids import new_id
 
 
 def _refuse_line_breaks(instance: models.Model, field: str) -> None:
@@ -42,7 +42,7 @@ class UserManager(BaseUserManager):
 class User(AbstractBaseUser, PermissionsMixin):
     """A person: identified by e-mail (stored lower-case), never by a username."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     email = models.EmailField(unique=True, max_length=254)
     name = models.CharField(max_length=200, blank=True, default="")
     is_active = models.BooleanField(default=True)
@@ -80,7 +80,7 @@ class KeyCacheQuerySet(models.QuerySet):
 class Organization(models.Model):
     """A tenant. Every order, zone, slot and event belongs to exactly one."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     slug = models.SlugField(max_length=63, unique=True)
     name = models.CharField(max_length=200)
     is_active = models.BooleanField(default=True)
@@ -106,7 +106,7 @@ class OrgRole(models.TextChoices):
 class Membership(models.Model):
     """A user's place in an organization. Inactive until the user accepts their invite."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="memberships"
     )
@@ -141,7 +141,7 @@ class ApiKey(models.Model):
     webhook secret is stored encrypted, and so is the one a roll replaced, with its expiry.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="api_keys"
     )
@@ -192,7 +192,7 @@ class AuthToken(models.Model):
     """A management-API bearer token (contract "Management API"): stored hashed, 12 hours of
     life."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="auth_tokens")
     digest = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -209,7 +209,7 @@ class AuthToken(models.Model):
 class Driver(models.Model):
     """A courier of an organization's fleet; orders are assigned to drivers."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="drivers")
     name = models.CharField(max_length=200)
     phone = models.CharField(max_length=32, blank=True, default="")

@@ -5,13 +5,12 @@ destination, none when no URL is configured) is the unit of work of the Celery w
 HTTP call made for a delivery leaves a DeliveryAttempt.
 """
 
-import uuid
-
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from delivery.ids import new_id
 from tenants.models import ApiKey, Organization
 
 
@@ -28,7 +27,7 @@ class Event(models.Model):
     delivery closes the event; a later change in the same hour opens a new one with the same id.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     family = models.CharField(max_length=10, choices=Family.choices)
     name = models.CharField(max_length=100)
@@ -82,7 +81,7 @@ class Delivery(models.Model):
     deliveries whose message is missing.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries")
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")

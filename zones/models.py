@@ -1,11 +1,10 @@
 """Zones (one model for dispatch and slot families, contract "Slots and windows") and the geocoding
 gazetteer."""
 
-import uuid
-
 from django.db import models
 from django.utils import timezone as django_timezone
 
+from delivery.ids import new_id
 from tenants.models import Organization
 
 
@@ -28,7 +27,7 @@ class Zone(models.Model):
     valid when read. Partners address zones by name, so names are unique per organization.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="zones")
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=63)
@@ -77,7 +76,7 @@ class Place(models.Model):
     the text as imported.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="places")
     address = models.CharField(max_length=500)
     address_key = models.CharField(max_length=500, editable=False)
@@ -114,7 +113,7 @@ class ZoneBlackout(models.Model):
     date are not bookable; one row per zone and date.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="blackouts")
     date = models.DateField()
     reason = models.CharField(max_length=200)
@@ -147,7 +146,7 @@ class GazetteerImport(models.Model):
     counts them all.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="gazetteer_imports"
     )

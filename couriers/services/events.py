@@ -33,6 +33,7 @@ from couriers.models import (
     StopProof,
 )
 from couriers.selectors import ProofPolicy
+from delivery.ids import new_id
 from integrations.errors import FailureReasonRequired, TransitionNotAllowed
 from integrations.models import TERMINAL_STATUSES, Order, OrderStatus
 from integrations.services import idempotency
@@ -260,7 +261,7 @@ def _proof_build(
     signature: bytes | None,
 ) -> StopProof:
     """The proof row, not yet saved; its signature file is written to the `proofs` storage."""
-    proof_id = uuid.uuid4()
+    proof_id = new_id()
     signature_name = ""
     if signature is not None:
         signature_name = storages["proofs"].save(

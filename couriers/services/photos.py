@@ -1,7 +1,5 @@
 """Couriers' photos (contract "Couriers": `POST /courier/photos`)."""
 
-import uuid
-
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 from django.core.files.uploadedfile import UploadedFile
@@ -9,6 +7,7 @@ from django.core.files.uploadedfile import UploadedFile
 from couriers.errors import PhotoInvalid
 from couriers.images import ImageRefused, image_reencode
 from couriers.models import CourierPhoto
+from delivery.ids import new_id
 from tenants.models import Driver
 
 MAX_PHOTO_BYTES = 5 * 1024 * 1024
@@ -27,7 +26,7 @@ def photo_upload(*, driver: Driver, upload: UploadedFile | None) -> CourierPhoto
         clean = image_reencode(upload.read(MAX_PHOTO_BYTES + 1))
     except ImageRefused:
         raise PhotoInvalid([NOT_AN_IMAGE]) from None
-    photo_id = uuid.uuid4()
+    photo_id = new_id()
     photo = CourierPhoto(
         id=photo_id,
         organization_id=driver.organization_id,
