@@ -55,7 +55,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench import harness  # noqa: E402 - needs the repository root on the path
+from bench import harness, retention  # noqa: E402 - needs the repository root on the path
 
 DATABASE = os.environ.get("BENCH_MAINTENANCE_DATABASE", "bench_maintenance")
 PORT = int(os.environ.get("BENCH_MAINTENANCE_PORT", "8024"))
@@ -75,17 +75,11 @@ import redis  # noqa: E402 - needs Django set up
 from django.conf import settings  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
-from couriers.services import locations as courier_locations  # noqa: E402
-from couriers.services import retention as courier_retention  # noqa: E402
-from couriers.services.events import DRIVER_KEYS  # noqa: E402
 from integrations.models import Order, OrderStatusEvent  # noqa: E402
-from integrations.services import idempotency  # noqa: E402
-from provisioning import services as provisioning_services  # noqa: E402
 from slots import services as slot_services  # noqa: E402
 from tenants import services as tenant_services  # noqa: E402
 from tenants.models import Driver  # noqa: E402
 from tenants.services import api_key_create, organization_create  # noqa: E402
-from webhooks import retention as webhook_retention  # noqa: E402
 from zones import services as zone_services  # noqa: E402
 
 BASE = f"http://127.0.0.1:{PORT}"
@@ -627,38 +621,8 @@ def index_build(env: dict) -> dict[str, float]:
     return {"migrate webhooks 0004": time.monotonic() - started}
 
 
-def _until_done(service, until: float) -> tuple[int, int, bool]:
-    """Runs a retention service run after run (as the beat would, back to back) until one finds
-    nothing or the time is up; what it removed, along (the events that went with deliveries),
-    and whether it saw the end."""
-    removed = along = 0
-    while time.monotonic() < until:
-        result = service(until=until)
-        if isinstance(result, webhook_retention.OutboxPruned):
-            count, along = result.run.removed, along + result.events
-        else:
-            count = result
-        removed += count
-        if not count:
-            return removed, along, True
-    return removed, along, False
-
-
-#: every retention task of CELERY_BEAT_SCHEDULE: its service (the task's body less the log line)
-RETENTION = {
-    "integrations.expire_idempotency_keys": idempotency.idempotency_keys_expire,
-    "couriers.expire_idempotency_keys": lambda **kw: idempotency.idempotency_keys_expire(
-        scope=DRIVER_KEYS, **kw
-    ),
-    "couriers.prune_trails": courier_locations.trails_prune,
-    "webhooks.delete_old_deliveries": webhook_retention.deliveries_expired_delete,
-    "webhooks.delete_old_events": webhook_retention.events_unreferenced_delete,
-    "tenants.delete_expired_auth_tokens": tenant_services.auth_tokens_expired_delete,
-    "provisioning.delete_old_invites": provisioning_services.invites_ended_delete,
-    "couriers.delete_old_proof_files": courier_retention.proof_files_expired_delete,
-    "couriers.delete_unused_photos": courier_retention.photos_unused_delete,
-    "slots.delete_expired_holds": slot_services.slot_holds_expired_delete,
-}
+#: every retention task of CELERY_BEAT_SCHEDULE: its service (bench/retention.py)
+RETENTION = retention.services()
 
 
 def retention_run(budget: float, report: dict) -> None:
@@ -669,7 +633,7 @@ def retention_run(budget: float, report: dict) -> None:
     def run(task: str, service) -> None:
         started = time.monotonic()
         try:
-            removed, along, finished = _until_done(service, until)
+            removed, along, finished = retention.until_done(service, until)
             report.setdefault(task, []).append(
                 (removed, along, finished, time.monotonic() - started)
             )
