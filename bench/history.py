@@ -250,6 +250,23 @@ def statements_table(empty: list[dict], loaded: list[dict], top: int = TOP_STATE
     return "\n".join(lines)
 
 
+#: the tables the courier rows update all day (ETAs, moves): their share of heap-only updates
+HOT_TABLES = ("integrations_order", "dispatch_planstop")
+
+
+def hot_updates(empty: dict, loaded: dict, name: str) -> str:
+    """How many of a child's row updates were heap-only (HOT) on each database: an update that
+    is not writes a new entry in every index of its table."""
+    lines = []
+    for kind, figures in (("empty", empty), ("loaded", loaded)):
+        for table, updated, hot in figures.get("child statements", {}).get(f"{name} updates", []):
+            share = f"{100 * hot / updated:.0f} %" if updated else "-"
+            lines.append(f"- {kind}: `{table}` {updated} rows updated, {hot} heap-only ({share})")
+    return (
+        ("\nUpdates, and how many were heap-only:\n\n" + "\n".join(lines) + "\n") if lines else ""
+    )
+
+
 def child_statements(empty: dict, loaded: dict) -> str:
     """The courier and dispatch children's statements, as the run's above (older figures have
     none)."""
@@ -264,6 +281,7 @@ def child_statements(empty: dict, loaded: dict) -> str:
             continue
         sections.append(
             f"\n### Statements of {what}\n\n{statements_table(before, after, top=15)}\n"
+            + hot_updates(empty, loaded, name)
         )
     return "".join(sections)
 
@@ -407,13 +425,31 @@ def run_courier_and_dispatch(
     catalog = psycopg.connect(postgres.url(f"history_{kind}"), autocommit=True)
     statements: dict[str, list] = {}
 
+    def updates() -> dict[str, tuple[int, int]]:
+        # per table: rows updated, and of those heap-only (HOT: no index entry written)
+        return {
+            table: (updated, hot)
+            for table, updated, hot in catalog.execute(
+                "SELECT relname, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables"
+                " WHERE relname = ANY(%s)",
+                [list(HOT_TABLES)],
+            ).fetchall()
+        }
+
     def measured(name: str, command: list[str]) -> None:
         # pg_stat_statements of this child alone: its seeding, load and warm-up included
         catalog.execute(
             "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database"
             " WHERE datname = current_database()), 0)"
         )
+        before = updates()
         subprocess.run(command, cwd=ROOT, env=env, check=True, timeout=3600)
+        after = updates()
+        statements[f"{name} updates"] = [
+            [table, after[table][0] - before[table][0], after[table][1] - before[table][1]]
+            for table in HOT_TABLES
+            if table in after and table in before
+        ]
         statements[name] = [
             dict(zip(STATEMENT_COLUMNS, row, strict=True))
             for row in catalog.execute(
