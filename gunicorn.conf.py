@@ -13,8 +13,8 @@ bind = os.environ.get("BIND", "127.0.0.1:8000")
 # limit (delivery/inflight.py: half of these threads per organization and kind of caller, the same
 # two variables) refuses a flooding tenant's excess at once. Keep-alive connections are read by
 # the worker's poller, not a thread, so an idle client holds no thread. Most threads wait their
-# turn (delivery/fairness.py: 2 running per worker; with FAIR_INSTANCE_RUNNING_PER_CALLER set,
-# beside another caller that many of one caller across all these workers, through locks on
+# turn (delivery/fairness.py: 2 running per worker; beside another caller, at most
+# FAIR_INSTANCE_RUNNING_PER_CALLER of one caller across all these workers, through locks on
 # files in FAIR_TURNS_DIR); each that served a request keeps its PostgreSQL connection
 # (CONN_MAX_AGE), unless the pool below is on.
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))

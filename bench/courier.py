@@ -11,9 +11,9 @@ Celery worker and beat).
    and a signature (a PNG data URL of a few KB, as a signature pad sends), its
    `order.delivered` webhook delivered to a loopback receiver before the CPU is read.
 2. 20 location points in one call: drivers with 20 stops still ahead; each operation is one
-   `POST /api/courier/locations` of 20 points, 20 ms apart and newer than the driver's last
-   batch, so the position moves and the remaining stops' ETAs are recomputed. No key asks for
-   `order.eta_updated` (no subscriber).
+   `POST /api/courier/locations` of 20 points 1 ms apart, the newest at the clock and newer
+   than the driver's last batch, so the position moves and the remaining stops' ETAs are
+   recomputed. No key asks for `order.eta_updated` (no subscriber).
 
 Driven by a Python client (keep-alive connections, CLIENTS threads; its CPU is not counted).
 CPU per process group as in bench/run.py (bench/cpu.py). Writes its section (Markdown) to
@@ -82,7 +82,7 @@ DELIVERY_DRIVERS = 8
 LOCATION_DRIVERS = 8
 STOPS_AHEAD = 20
 POINTS = 20
-POINT_SPACING = timedelta(milliseconds=20)
+POINT_SPACING = timedelta(milliseconds=1)
 DEPOT = (52.52, 13.40)
 BERLIN = ZoneInfo("Europe/Berlin")  # the zone's time: the routes are of its today
 
@@ -288,14 +288,14 @@ class Trackers:
     """The location drivers, each with the time of its last point (batches only move forward)."""
 
     def __init__(self, tokens: list[str]) -> None:
-        # Near now, as a phone sends them; 20 ms apart, a round's few hundred batches per
-        # driver stay well within the 2 minutes ahead the service accepts.
-        base = datetime.now(UTC) - timedelta(minutes=5)
-        self.last = dict.fromkeys(tokens, base)
+        self.last = dict.fromkeys(tokens, datetime.now(UTC) - timedelta(minutes=5))
         self.rng = random.Random(11)
 
     def batch(self, token: str) -> dict:
-        at = self.last[token]
+        # Ending at the clock, as a phone sends its latest fixes. A driver's batches come every
+        # few milliseconds here, so their points are 1 ms apart: they never run ahead of the
+        # clock (the service refuses points more than 2 minutes ahead), however long the run.
+        at = max(self.last[token], datetime.now(UTC) - POINTS * POINT_SPACING)
         points = []
         lat = DEPOT[0] + self.rng.uniform(-0.01, 0.01)
         lng = DEPOT[1] + self.rng.uniform(-0.01, 0.01)
@@ -473,8 +473,9 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
         "recipient name and a signature PNG data URL of "
         f"{len(signature) // 1024} KB; the order.delivered webhook received by a loopback "
         f"receiver before the CPU is read), then {args.seconds} s of location batches "
-        f"({POINTS} points 20 ms apart, each batch newer than the driver's last, so ETAs of "
-        f"{LOCATION_DRIVERS} drivers' {STOPS_AHEAD} remaining stops are recomputed); "
+        f"({POINTS} points 1 ms apart, the newest at the clock and newer than the driver's "
+        f"last, so ETAs of {LOCATION_DRIVERS} drivers' {STOPS_AHEAD} remaining stops are "
+        "recomputed); "
         f"{CLIENTS} client threads with keep-alive connections; medians over the rounds (each "
         "round's all-in beside). CPU groups as in the CPU table above (all-in = web + worker + "
         "pg + redis; pg-bg shown, not counted)\n"
