@@ -44,6 +44,7 @@ screenshots:
 faults:
 	scripts/bootstrap.sh dev
 	timeout 600 .venv/bin/pytest tests/faults -m faults -v $(ARGS)
+	.venv/bin/python bench/faults_results.py
 
 # The whole benchmark (docs/performance.md, ~15 min): `make bench`, or `make bench ARGS=--quick` to smoke it.
 bench:

@@ -325,6 +325,15 @@ def table(rows: list[tuple[str, Measurement, str, float | None, str]]) -> str:
     return "\n".join(lines)
 
 
+def section_of(document: str, heading: str) -> str:
+    """The section of `document` under `heading` (up to the next `## ` heading), or ""."""
+    start = document.find(heading)
+    if start < 0:
+        return ""
+    end = document.find("\n## ", start + len(heading))
+    return document[start : end + 1] if end >= 0 else document[start:]
+
+
 def section_replaced(document: str, heading: str, section: str) -> str:
     """`document` (Markdown) with the section under `heading` (up to the next `## ` heading)
     replaced by `section`, or `section` added at the end when it has none; the other sections

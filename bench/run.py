@@ -74,6 +74,7 @@ from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from bench import cpu, load  # noqa: E402
+from bench.faults_results import HEADING as FAULTS_HEADING  # noqa: E402
 from bench.load import FULL_SLOT_CAPACITY, READS, WRITES, Scenarios  # noqa: E402
 from tenants.services import api_key_create, organization_create  # noqa: E402
 from webhooks.models import Delivery, DeliveryStatus  # noqa: E402
@@ -488,6 +489,9 @@ def main() -> int:
         "operations emit webhooks are read after the outbox drained, so their deliveries are "
         "in them. wrk and the webhook receiver are not counted."
     )
+    # `make faults` keeps its figures in the same file (bench/faults_results.py): kept as they are.
+    previous = (RESULTS / "latest.md").read_text() if (RESULTS / "latest.md").exists() else ""
+    faults = harness.section_of(previous, FAULTS_HEADING)
     document = (
         "# Benchmark: latest run\n\n"
         f"{header}\n{table}\n\n## CPU per operation\n\n{cpu_header}\n\n{cpu_table}\n\n"
@@ -501,6 +505,8 @@ def main() -> int:
     (RESULTS / "latest.md").write_text(document)
     maintenance = maintenance_section(rounds, seconds)
     document = harness.section_replaced(document, MAINTENANCE_HEADING, maintenance)
+    if faults:
+        document = harness.section_replaced(document, FAULTS_HEADING, faults)
     (RESULTS / "latest.md").write_text(document)
     print()
     print(header)

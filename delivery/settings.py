@@ -291,8 +291,8 @@ FAIR_RUNNING_PER_CALLER = env.int("FAIR_RUNNING_PER_CALLER", default=1)
 # Requests of one caller running at once across every worker process of this instance, while
 # another caller has requests in flight (locks on files in FAIR_TURNS_DIR, which the instance's
 # workers, and only they, must share). 0: off. Without it a flooding tenant runs one request in
-# every worker beside the others' (docs/faults.md "Noisy neighbours": 2.9x and 4.5x a quiet
-# tenant's median against 1.4x and 1.7x with it, and no measurable CPU cost alone).
+# every worker beside the others' (docs/faults.md "Noisy neighbours": a quiet tenant's median
+# 2.9x and 4.5x alone under a flood, against 1.4-2.3x and 1.4-1.7x with it; no CPU cost alone).
 FAIR_INSTANCE_RUNNING_PER_CALLER = env.int("FAIR_INSTANCE_RUNNING_PER_CALLER", default=1)
 FAIR_TURNS_DIR = env.str("FAIR_TURNS_DIR", default=str(BASE_DIR / "var" / "turns"))
 # A request that found no turn within this (gunicorn's timeout) answers 503.
