@@ -19,12 +19,17 @@ LATEST = ROOT / "bench" / "results" / "latest.md"
 HEADING = "## Faults (`make faults`)"
 
 
-def section(figures: dict[str, dict], commit: str) -> str:
+def _cell(value: object) -> str:
+    text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return " ".join(text.replace("|", "/").split())  # one table cell: no pipe, no line break
+
+
+def section(figures: dict[str, dict], commit: str, measured_at: datetime) -> str:
+    """The "Faults" section of latest.md: per test, a table of the figures it measured."""
     lines = [
         HEADING,
         "",
-        f"- date: {datetime.fromtimestamp(FIGURES.stat().st_mtime, UTC):%Y-%m-%d %H:%M} UTC; "
-        f"commit {commit}; every test below passed",
+        f"- date: {measured_at:%Y-%m-%d %H:%M} UTC; commit {commit}; every test below passed",
         "- method: tests/faults (docs/faults.md): a real gunicorn, Celery worker and beat on a "
         "PostgreSQL and Redis of their own, a real webhook receiver; each test's goal is its "
         "assertion, these are the figures it measured",
@@ -36,8 +41,7 @@ def section(figures: dict[str, dict], commit: str) -> str:
         lines.append("| figure | value |")
         lines.append("|---|---|")
         for name, value in data.items():
-            text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-            lines.append(f"| {name} | {text.replace('|', '/')} |")
+            lines.append(f"| {_cell(name)} | {_cell(value)} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -49,7 +53,10 @@ def main() -> int:
     figures = json.loads(FIGURES.read_text())
     commit = harness.git_commit()
     document = LATEST.read_text() if LATEST.exists() else "# Benchmark: latest run\n"
-    LATEST.write_text(harness.section_replaced(document, HEADING, section(figures, commit)))
+    measured_at = datetime.fromtimestamp(FIGURES.stat().st_mtime, UTC)
+    LATEST.write_text(
+        harness.section_replaced(document, HEADING, section(figures, commit, measured_at))
+    )
     print(f"fault figures written to {LATEST} ({HEADING})")
     return 0
 

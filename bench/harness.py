@@ -331,7 +331,7 @@ def section_of(document: str, heading: str) -> str:
     if start < 0:
         return ""
     end = document.find("\n## ", start + len(heading))
-    return document[start : end + 1] if end >= 0 else document[start:]
+    return document[start:end] if end >= 0 else document[start:]
 
 
 def section_replaced(document: str, heading: str, section: str) -> str:
