@@ -4,6 +4,7 @@ access token to sign in to the courier web app with, and the lines that show it.
 import shlex
 from datetime import date
 
+from couriers import selectors
 from couriers.services import tokens
 from tenants.models import Driver
 
@@ -34,7 +35,18 @@ def demo_courier_lines(*, base_url: str, driver: Driver, day: date | None) -> li
             f"{base_url}/courier/#token={issued.value}",
         ),
         (
-            f"{driver.name}'s route of the day (stops once a plan is committed):",
+            f"{driver.name}'s route of {_day_label(driver, day)}:",
             f"curl -s {shlex.quote(route_url)} -H {bearer}",
         ),
     ]
+
+
+def _day_label(driver: Driver, day: date | None) -> str:
+    """The demo's delivery day as the courier sees it: the app shows the route of the driver's
+    today, so a later day's stops appear there on that day (the curl reads them before)."""
+    if day is None or day == selectors.driver_today(driver=driver):
+        return "today (stops once a plan is committed)"
+    return (
+        f"{day.isoformat()} (stops once a plan is committed; the courier app shows them on that"
+        " day, this curl at once)"
+    )

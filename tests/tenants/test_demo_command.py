@@ -16,6 +16,7 @@ import pytest
 from django.core.management import call_command
 from shapely.geometry import Point
 
+from couriers import selectors as couriers_selectors
 from delivery.encryption import decrypt_text
 from demo.management.commands.demo import DEMO_ADMIN_EMAIL, DEMO_ADMIN_PASSWORD
 from demo.webhook_lines import base_url_from_bind
@@ -266,6 +267,16 @@ def test_the_printed_dispatch_lines_open_the_dispatcher_plan_the_day_and_sign_a_
     token = re.search(r"http://127\.0\.0\.1:8000/courier/  token: (drv_\S+)", block).group(1)
     assert "a new token on every demo run" in block
     assert f"http://127.0.0.1:8000/courier/#token={token}" in block
+    # The app shows the driver's today: a later delivery day says when its stops appear there.
+    driver = Driver.objects.get(organization=organization, name=DEMO_DRIVERS[0]["name"])
+    today = couriers_selectors.driver_today(driver=driver).isoformat()
+    route_label = (
+        "route of today (stops once a plan is committed):"
+        if day == today
+        else f"route of {day} (stops once a plan is committed; the courier app shows them on"
+        " that day, this curl at once):"
+    )
+    assert route_label in block
 
     api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     assert api_client.get(f"/api/courier/route?date={day}").status_code == 200
