@@ -1,4 +1,4 @@
-"""A commit is set-based (contract "Dispatch", "Commit"; docs/performance.md "Dispatch"): its
+"""A commit is set-based (contract "Dispatch", "Commit"; docs/performance.md "Query paths"): its
 statements do not grow with the plan's orders, whether it assigns waiting orders, re-plans
 assigned ones to other drivers, or carries and releases the superseded plan's."""
 
