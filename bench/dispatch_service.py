@@ -1,5 +1,5 @@
-"""The dispatch benchmark's second part (docs/performance.md "Dispatch" point 2): end to end on the
-service.
+"""The dispatch benchmark's second part (bench/dispatch.py, result in bench/results/dispatch.md
+section 2): end to end on the service.
 
     .venv/bin/python bench/dispatch_service.py    # ~2-4 minutes; writes results/dispatch-service.md
 
@@ -86,7 +86,7 @@ WARM_UP_ORDERS = 20
 
 #: the CPU groups (bench/cpu.py) reported, in order: the service's processes and its database
 CPU_GROUPS = ("web", "worker", "pg")
-#: the goals (docs/performance.md "Dispatch"), milliseconds
+#: the goals (bench/results/dispatch.md "Goals"), milliseconds
 READY_BEYOND_SOLVER_MS = 2_000
 COMMIT_TO_LAST_WEBHOOK_MS = 5_000
 PASSWORD = "bench-dispatch-password-0123"

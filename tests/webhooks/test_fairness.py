@@ -1,5 +1,5 @@
 """A destination that hangs never holds back another destination's first attempt by more than a
-second, whatever the worker's concurrency (docs/webhooks.md "Fairness"): one destination never
+second, whatever the worker's concurrency (docs/webhooks.md "For operators"): one destination never
 gets every worker thread (queueing.in_flight_limit)."""
 
 import itertools
