@@ -740,10 +740,10 @@ def main() -> None:
             title,
             "",
             f"`make bench-dispatch` (bench/dispatch.py), {datetime.now(UTC):%Y-%m-%d %H:%M} UTC,"
-            f" {fmt(minutes, 1)} minutes in all. Machine: {machine()}; shared with other work"
-            f" while it ran (load average {fmt(load_before, 1)} at the start,"
-            f" {fmt(os.getloadavg()[0], 1)} at the end), so wall-clock seconds are an upper"
-            " bound and CPU seconds are given beside them. One process; PyVRP is"
+            f" {fmt(minutes, 1)} minutes in all. Machine: {machine()}; load average"
+            f" {fmt(load_before, 1)} at the start, {fmt(os.getloadavg()[0], 1)} at the end (the"
+            " benchmark's own threads included). Other work on the machine lengthens wall-clock"
+            " seconds far more than the CPU seconds given beside them. One process; PyVRP is"
             " single-threaded, pyvroom uses its default 4 threads.",
             "",
             "## Goals",

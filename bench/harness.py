@@ -334,6 +334,13 @@ def section_of(document: str, heading: str) -> str:
     return document[start:end] if end >= 0 else document[start:]
 
 
+def section_kept(previous: str, document: str, heading: str) -> str:
+    """`document` with the section under `heading` carried over from `previous` as it was (a
+    section another command writes into the same file), or unchanged when `previous` has none."""
+    kept = section_of(previous, heading)
+    return section_replaced(document, heading, kept) if kept else document
+
+
 def section_replaced(document: str, heading: str, section: str) -> str:
     """`document` (Markdown) with the section under `heading` (up to the next `## ` heading)
     replaced by `section`, or `section` added at the end when it has none; the other sections

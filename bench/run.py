@@ -491,7 +491,6 @@ def main() -> int:
     )
     # `make faults` keeps its figures in the same file (bench/faults_results.py): kept as they are.
     previous = (RESULTS / "latest.md").read_text() if (RESULTS / "latest.md").exists() else ""
-    faults = harness.section_of(previous, FAULTS_HEADING)
     document = (
         "# Benchmark: latest run\n\n"
         f"{header}\n{table}\n\n## CPU per operation\n\n{cpu_header}\n\n{cpu_table}\n\n"
@@ -505,8 +504,7 @@ def main() -> int:
     (RESULTS / "latest.md").write_text(document)
     maintenance = maintenance_section(rounds, seconds)
     document = harness.section_replaced(document, MAINTENANCE_HEADING, maintenance)
-    if faults:
-        document = harness.section_replaced(document, FAULTS_HEADING, faults)
+    document = harness.section_kept(previous, document, FAULTS_HEADING)
     (RESULTS / "latest.md").write_text(document)
     print()
     print(header)

@@ -34,7 +34,7 @@ def test_a_full_benchmark_run_keeps_the_faults_section():
     new = "# Benchmark: latest run\n\n## CPU\n\nnew\n\n## Maintenance under load\n\nm\n"
 
     kept = harness.section_of(old, faults_results.HEADING)
-    document = harness.section_replaced(new, faults_results.HEADING, kept)
+    document = harness.section_kept(old, new, faults_results.HEADING)  # as bench/run.py does
 
     assert kept == section
     assert document == new + "\n" + section
@@ -43,3 +43,9 @@ def test_a_full_benchmark_run_keeps_the_faults_section():
 
 def test_a_document_without_the_section_has_none_to_keep():
     assert harness.section_of("# Benchmark\n\n## CPU\n\nx\n", faults_results.HEADING) == ""
+
+
+def test_a_previous_file_without_the_section_leaves_the_new_one_as_it_is():
+    new = "# Benchmark: latest run\n\n## CPU\n\nnew\n"
+
+    assert harness.section_kept("", new, faults_results.HEADING) == new
