@@ -21,9 +21,9 @@ from bench import harness
 from bench.slots import holds as holds_bench
 from demo import reference_views
 from integrations.models import IdempotencyKey, Order
-from slots import services as slot_services
 from slots.models import SlotBooking, SlotDay, SlotTemplate
 from slots.occurrences import day_of_week
+from slots.services import templates as template_services
 from tenants.models import ApiKey
 from tenants.services import api_key_update
 from webhooks.models import Delivery, DeliveryStatus, Event
@@ -134,7 +134,7 @@ class Data:
         """A small slot on the fixture's hot day, to be booked until full."""
         _template, day = self.slots.hot
         capacity = [{"vehicleType": "van", "count": 1, "maxOrdersPerVehicle": FULL_SLOT_CAPACITY}]
-        template = slot_services.slot_template_create(
+        template = template_services.slot_template_create(
             organization_id=self.slots.organization.id,
             zone=self.slots.zone,
             day_of_week=day_of_week(day),

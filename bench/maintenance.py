@@ -76,7 +76,7 @@ from django.conf import settings  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
 from integrations.models import Order, OrderStatusEvent  # noqa: E402
-from slots import services as slot_services  # noqa: E402
+from slots.services import templates as template_services  # noqa: E402
 from tenants import services as tenant_services  # noqa: E402
 from tenants.models import Driver  # noqa: E402
 from tenants.services import api_key_create, organization_create  # noqa: E402
@@ -316,7 +316,7 @@ class Fixture:
             geodata=MITTE,
             timezone_name="Europe/Berlin",
         )
-        template = slot_services.slot_template_create(
+        template = template_services.slot_template_create(
             organization_id=self.organization.id,
             zone=zone,
             day_of_week=1,

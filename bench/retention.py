@@ -16,7 +16,7 @@ def services() -> dict:
     from couriers.services.events import DRIVER_KEYS  # noqa: PLC0415
     from integrations.services import idempotency  # noqa: PLC0415
     from provisioning import services as provisioning_services  # noqa: PLC0415
-    from slots import services as slot_services  # noqa: PLC0415
+    from slots.services import holds as hold_services  # noqa: PLC0415
     from tenants import services as tenant_services  # noqa: PLC0415
     from webhooks import retention as webhook_retention  # noqa: PLC0415
 
@@ -32,7 +32,7 @@ def services() -> dict:
         "provisioning.delete_old_invites": provisioning_services.invites_ended_delete,
         "couriers.delete_old_proof_files": courier_retention.proof_files_expired_delete,
         "couriers.delete_unused_photos": courier_retention.photos_unused_delete,
-        "slots.delete_expired_holds": slot_services.slot_holds_expired_delete,
+        "slots.delete_expired_holds": hold_services.slot_holds_expired_delete,
     }
 
 

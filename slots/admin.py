@@ -7,9 +7,10 @@ from django.contrib import admin, messages
 from rest_framework import serializers
 
 from delivery.errors import ApplicationError
-from slots import selectors, services
+from slots import selectors
 from slots.models import SlotDay, SlotPolicy, SlotTemplate
 from slots.serializers import VehicleCapacityField
+from slots.services import templates as template_services
 from tenants.admin_display import calendar_day, minutes, or_empty, zone_time
 from tenants.admin_scoping import OrganizationScopedAdmin, ReadOnlyAdminMixin
 from tenants.admin_site import administered_organization_ids
@@ -87,7 +88,7 @@ class SlotPolicyAdmin(OrganizationScopedAdmin):
 
     def save_model(self, request, obj, form, change):
         self.check_organization_allowed(request, obj)
-        policy = services.slot_policy_update(
+        policy = template_services.slot_policy_update(
             organization_id=obj.organization_id,
             timezone_name=obj.timezone,
             default_duration_minutes=obj.default_duration_minutes,
@@ -102,7 +103,9 @@ class SlotPolicyAdmin(OrganizationScopedAdmin):
         for policy in queryset.select_related("organization"):
             self.check_organization_allowed(request, policy)
             try:
-                created = services.slot_templates_seed(organization_id=policy.organization_id)
+                created = template_services.slot_templates_seed(
+                    organization_id=policy.organization_id
+                )
             except ApplicationError as exc:
                 self.message_user(request, str(exc), messages.ERROR)
                 continue
@@ -164,7 +167,7 @@ class SlotTemplateForm(forms.ModelForm):
             )
         if cleaned.get("start_time") and cleaned.get("duration_minutes"):
             try:
-                services.slot_duration_derive(
+                template_services.slot_duration_derive(
                     start=cleaned["start_time"],
                     end_time=None,
                     duration_minutes=cleaned["duration_minutes"],
@@ -268,9 +271,9 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
         fields = {name: getattr(obj, name) for name in TEMPLATE_FIELDS}
         try:
             if change:
-                saved = services.slot_template_update(template=obj, **fields)
+                saved = template_services.slot_template_update(template=obj, **fields)
             else:
-                saved = services.slot_template_create(
+                saved = template_services.slot_template_create(
                     organization_id=obj.zone.organization_id, **fields
                 )
         except ApplicationError as exc:
@@ -281,7 +284,7 @@ class SlotTemplateAdmin(OrganizationScopedAdmin):
 
     def delete_model(self, request, obj):
         self.check_organization_allowed(request, obj)
-        services.slot_template_delete(template=obj)
+        template_services.slot_template_delete(template=obj)
 
     def delete_queryset(self, request, queryset):
         for template in queryset.select_related("zone"):

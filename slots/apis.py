@@ -10,7 +10,7 @@ from delivery.fields import parse_uuid
 from delivery.schema import errors, query_date, query_number
 from delivery.serializers import valid_serializer
 from slots import openapi_examples as examples
-from slots import selectors, services
+from slots import selectors
 from slots.serializers import (
     BulkAvailabilityOutput,
     BulkAvailabilityQueryInput,
@@ -24,6 +24,7 @@ from slots.serializers import (
     SlotTemplateOutput,
     SlotTemplateSeedInput,
 )
+from slots.services import templates as template_services
 from tenants.api_bases import ApiKeyApiView, ManagementApiView
 from zones import selectors as zone_selectors
 
@@ -147,7 +148,9 @@ class SlotPolicyApi(ManagementApiView):
 
         For an organization admin with a bearer token (401 `Invalid or missing token`); another
         organization: 404 `Organization not found`."""
-        policy = services.slot_policy_get_or_create(organization_id=self.get_organization().id)
+        policy = template_services.slot_policy_get_or_create(
+            organization_id=self.get_organization().id
+        )
         return Response(SlotPolicyOutput(policy).data)
 
     @extend_schema(
@@ -170,7 +173,7 @@ class SlotPolicyApi(ManagementApiView):
         - 404 `Organization not found`"""
         organization = self.get_organization()
         serializer = valid_serializer(SlotPolicyInput, request.data)
-        policy = services.slot_policy_update(
+        policy = template_services.slot_policy_update(
             organization_id=organization.id, **serializer.service_arguments()
         )
         return Response(SlotPolicyOutput(policy).data)
@@ -232,7 +235,7 @@ class SlotTemplatesApi(ManagementApiView):
         - 409 `A slot template of this zone already starts at <HH:MM> on day <n>`"""
         organization = self.get_organization()
         serializer = valid_serializer(SlotTemplateInput, request.data)
-        template = services.slot_template_create(
+        template = template_services.slot_template_create(
             organization_id=organization.id,
             zone=_slot_zone(organization=organization, zone_id=serializer.validated_data["zoneId"]),
             **serializer.service_arguments(),
@@ -288,7 +291,7 @@ class SlotTemplateDetailApi(ManagementApiView):
             arguments["zone"] = _slot_zone(
                 organization=self.get_organization(), zone_id=serializer.validated_data["zoneId"]
             )
-        template = services.slot_template_update(template=template, **arguments)
+        template = template_services.slot_template_update(template=template, **arguments)
         return Response(SlotTemplateOutput(template).data)
 
     @extend_schema(summary="Delete a slot template", responses={204: None, **errors(401, 404)})
@@ -301,7 +304,7 @@ class SlotTemplateDetailApi(ManagementApiView):
         Errors:
 
         - 404 `Organization not found`, `Slot not found`"""
-        services.slot_template_delete(template=self._template(template_id))
+        template_services.slot_template_delete(template=self._template(template_id))
         return Response(status=204)
 
 
@@ -335,7 +338,7 @@ class SlotTemplatesSeedApi(ManagementApiView):
                 _slot_zone(organization=organization, zone_id=zone_id)
                 for zone_id in dict.fromkeys(data["zoneIds"])
             ]
-        created = services.slot_templates_seed(
+        created = template_services.slot_templates_seed(
             organization_id=organization.id,
             zones=zones,
             days_of_week=data.get("daysOfWeek"),

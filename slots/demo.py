@@ -9,8 +9,9 @@ from datetime import date, timedelta
 
 from django.utils import timezone
 
-from slots import selectors, services
+from slots import selectors
 from slots.models import SlotTemplate
+from slots.services import templates as template_services
 from tenants.models import Organization
 from zones.geometry import polygon_from_geodata
 from zones.models import Zone
@@ -22,8 +23,8 @@ LOOKAHEAD_DAYS = 14
 def demo_slots_seed(*, organization: Organization) -> None:
     """Seeds the policy's templates (days 0-4, 08:00-20:00) for every slot zone of the
     organization; running it again creates nothing new."""
-    services.slot_policy_get_or_create(organization_id=organization.id)
-    services.slot_templates_seed(organization_id=organization.id)
+    template_services.slot_policy_get_or_create(organization_id=organization.id)
+    template_services.slot_templates_seed(organization_id=organization.id)
 
 
 @dataclass(frozen=True)

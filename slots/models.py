@@ -34,7 +34,7 @@ class SlotPolicy(models.Model):
     windows").
 
     Every organization has one: it is created with the defaults of contract "Slots and windows" the
-    first time it is needed (`slots.services.slot_policy_get_or_create`).
+    first time it is needed (`slots.services.templates.slot_policy_get_or_create`).
     """
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)

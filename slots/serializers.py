@@ -35,7 +35,7 @@ from slots.selectors import (
     template_cutoff_day_before_text,
     template_times,
 )
-from slots.services import slot_duration_derive
+from slots.services.templates import slot_duration_derive
 
 #: contract "Slots and windows": a bulk range over this many days is refused
 MAX_RANGE_DAYS = 31
@@ -124,7 +124,7 @@ class SlotPolicyInput(serializers.Serializer):
     )
 
     def service_arguments(self) -> dict:
-        """validated_data under the names `slots.services.slot_policy_update` takes."""
+        """validated_data under the names `slots.services.templates.slot_policy_update` takes."""
         return snake_case_arguments(self.validated_data, renamed={"timezone": "timezone_name"})
 
 

@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 
 from delivery.retention import retention_result
-from slots import services
+from slots.services import holds
 
 logger = logging.getLogger(__name__)
 
@@ -14,6 +14,6 @@ logger = logging.getLogger(__name__)
 def delete_expired_holds() -> int:
     """Expired slot holds already count for nothing; this only removes their rows. Periodic:
     logs a line only when it deleted some."""
-    deleted = services.slot_holds_expired_delete()
+    deleted = holds.slot_holds_expired_delete()
     task = "slots.delete_expired_holds"
     return retention_result(logger, task, "slot_holds", deleted, "expired slot holds")

@@ -19,8 +19,8 @@ from couriers.services import tokens as courier_token_services
 from dispatch.models import Plan, PlanRoute, PlanStatus, PlanStop
 from integrations.models import Order, OrderStatus
 from integrations.services import orders as order_services
-from slots import services as slot_services
 from slots.models import SlotTemplate
+from slots.services import templates as template_services
 from tenants import services as tenant_services
 from tenants.models import Driver, Membership, Organization, User
 from webhooks import events as webhook_events
@@ -295,7 +295,7 @@ def slot_template(
         hours, minutes = (int(part) for part in start.split(":"))
         start = time(hours, minutes)
     fields = {"duration_minutes": duration, "cutoff_minutes": cutoff, **fields}
-    return slot_services.slot_template_create(
+    return template_services.slot_template_create(
         organization_id=zone.organization_id,
         zone=zone,
         day_of_week=day_of_week,

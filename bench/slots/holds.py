@@ -17,9 +17,9 @@ from datetime import time
 
 from django.utils import timezone
 
-from slots import services as slot_services
 from slots.models import SlotBooking, SlotDay, SlotHold
 from slots.occurrences import day_of_week
+from slots.services import templates as template_services
 
 CAPACITY = 5
 CLIENTS = 40
@@ -73,7 +73,7 @@ def race(*, base: str, fixture, dropoff, tag: str) -> tuple[list[str], str, int]
     problems: list[str] = []
     held_total = booked_total = refused = orders = 0
     for round_number, start in enumerate(STARTS):
-        template = slot_services.slot_template_create(
+        template = template_services.slot_template_create(
             organization_id=fixture.organization.id,
             zone=fixture.zone,
             day_of_week=day_of_week(day),

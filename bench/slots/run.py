@@ -55,9 +55,9 @@ from django.db.models import Count  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from integrations.models import Order, OrderFamily, OrderStatus, OrderStatusEvent  # noqa: E402
-from slots import services as slot_services  # noqa: E402
 from slots.models import SlotBooking, SlotDay, SlotTemplate  # noqa: E402
 from slots.occurrences import day_of_week, occurrence, zone_tz  # noqa: E402
+from slots.services import templates as template_services  # noqa: E402
 from tenants.services import api_key_create, organization_create  # noqa: E402
 from zones import services as zone_services  # noqa: E402
 
@@ -87,7 +87,7 @@ class Fixture:
         self.standard_key = api_key_create(
             organization_id=self.organization.id, name="bench std", platform="standard"
         ).value
-        slot_services.slot_policy_update(
+        template_services.slot_policy_update(
             organization_id=self.organization.id, default_pickup_address="Bench depot"
         )
         self.zone = zone_services.zone_create(
@@ -101,7 +101,7 @@ class Fixture:
         self.first = timezone.now().astimezone(tz).date() + timedelta(days=1)
         self.last = self.first + timedelta(days=DAYS - 1)
         self.templates = [
-            slot_services.slot_template_create(
+            template_services.slot_template_create(
                 organization_id=self.organization.id,
                 zone=self.zone,
                 day_of_week=weekday,
@@ -115,7 +115,7 @@ class Fixture:
         ]
         hot_day = self.first + timedelta(days=7)
         self.hot = (
-            slot_services.slot_template_create(
+            template_services.slot_template_create(
                 organization_id=self.organization.id,
                 zone=self.zone,
                 day_of_week=day_of_week(hot_day),

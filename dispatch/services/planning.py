@@ -49,7 +49,7 @@ from integrations.errors import DriverInactive
 from integrations.models import DeliveryMethod, Order, ServiceType, TemperatureClass
 from integrations.services.sandbox import SANDBOX_VEHICLE_TYPE
 from slots.occurrences import local_moment
-from slots.services import slot_policy_get_or_create
+from slots.services.templates import slot_policy_get_or_create
 from tenants import selectors as tenant_selectors
 from tenants.models import Driver
 from zones import geocoding

@@ -31,7 +31,7 @@ from integrations.models import Order, OrderStatus, ServiceType
 from integrations.services import orders as order_services
 from integrations.services.sandbox import SANDBOX_VEHICLE_TYPE
 from slots.occurrences import local_moment
-from slots.services import slot_policy_get_or_create
+from slots.services.templates import slot_policy_get_or_create
 from tenants.models import Driver
 
 #: a plan made by a manual assignment (not a solve); its `request_key`

@@ -22,7 +22,7 @@ from integrations.models import Order, PackageSize
 from integrations.serializers import ExternalRefField, TrackingUrlField
 from slots.models import SlotBooking
 from slots.occurrences import zone_tz
-from slots.services import HOLD_TTL_DEFAULT_SECONDS, HOLD_TTL_MAX_SECONDS
+from slots.services.holds import HOLD_TTL_DEFAULT_SECONDS, HOLD_TTL_MAX_SECONDS
 
 _TIMESTAMP = serializers.DateTimeField()
 

@@ -16,9 +16,11 @@ from integrations.errors import TransitionNotAllowed
 from integrations.models import TERMINAL_STATUSES, Order, OrderFamily, OrderStatus
 from integrations.services import orders as order_services
 from slots import selectors as slot_selectors
-from slots import services as slot_services
 from slots.models import SlotHold, SlotPolicy, SlotTemplate
 from slots.occurrences import Occurrence, local_moment, zone_tz
+from slots.services import bookings as booking_services
+from slots.services import holds as hold_services
+from slots.services import templates as template_services
 from zones.models import Zone
 
 
@@ -72,10 +74,10 @@ def erp_order_create(
         )
         hold = None
         if hold_id is not None:
-            hold = slot_services.slot_hold_claim(
+            hold = hold_services.slot_hold_claim(
                 api_key_id=api_key_id, hold_id=hold_id, template=template, day=slot_date
             )
-        slot = slot_services.slot_booking_check(
+        slot = booking_services.slot_booking_check(
             template=template,
             day=slot_date,
             dropoff_lat=dropoff_lat,
@@ -87,7 +89,9 @@ def erp_order_create(
             try:
                 policy = template.organization.slot_policy  # read with the template
             except SlotPolicy.DoesNotExist:
-                policy = slot_services.slot_policy_get_or_create(organization_id=organization_id)
+                policy = template_services.slot_policy_get_or_create(
+                    organization_id=organization_id
+                )
             pickup_address = policy.default_pickup_address
         order = order_services.order_insert(
             organization_id=organization_id,
@@ -112,9 +116,9 @@ def erp_order_create(
         )
         # Last, so the slot's lock is held for as short a time as possible.
         if hold is not None:
-            slot_services.slot_hold_book(order=order, hold=hold, template=template)
+            hold_services.slot_hold_book(order=order, hold=hold, template=template)
         else:
-            slot_services.slot_book(order=order, template=template, day=slot_date)
+            booking_services.slot_book(order=order, template=template, day=slot_date)
     return order
 
 
@@ -167,10 +171,10 @@ def order_slot_rebook(
     lng = dropoff_lng if dropoff_lng is not None else locked.dropoff_lng
     if lat is None or lng is None:
         raise DropoffRequired()
-    slot = slot_services.slot_booking_check(
+    slot = booking_services.slot_booking_check(
         template=template, day=slot_date, dropoff_lat=lat, dropoff_lng=lng
     )
-    slot_services.slot_booking_move(order=locked, template=template, day=slot_date)
+    booking_services.slot_booking_move(order=locked, template=template, day=slot_date)
     locked.dropoff_lat, locked.dropoff_lng = lat, lng
     locked.zone = template.zone
     locked.delivery_window_start = slot.window_start
@@ -217,7 +221,7 @@ def erp_slot_hold_create(
     template = slot_selectors.slot_template_get(
         organization_id=organization_id, template_id=slot_template_id
     )
-    hold, slot = slot_services.slot_hold_create(
+    hold, slot = hold_services.slot_hold_create(
         api_key_id=api_key_id,
         template=template,
         day=slot_date,
@@ -230,4 +234,4 @@ def erp_slot_hold_create(
 
 def erp_slot_hold_release(*, api_key_id: UUID | str, hold_id: str) -> None:
     """`DELETE /integrations/erp/slot-holds/:holdId`: the place goes back to the slot."""
-    slot_services.slot_hold_release(api_key_id=api_key_id, hold_id=hold_id)
+    hold_services.slot_hold_release(api_key_id=api_key_id, hold_id=hold_id)

@@ -34,7 +34,7 @@ from integrations.models import (
     OrderStatusEvent,
 )
 from integrations.services import windows as window_services
-from slots import services as slot_services
+from slots.services import bookings as booking_services
 from tenants.errors import DriverNotFound
 from tenants.models import Driver
 from webhooks import events as webhook_events
@@ -427,7 +427,7 @@ def _capacity_free(order: Order) -> None:
     """contract "Orders": a cancelled or failed order frees its window or slot capacity at once."""
     if order.window_load_id is not None:
         window_services.window_free(window_load_id=order.window_load_id)
-    slot_services.slot_booking_release(order=order)
+    booking_services.slot_booking_release(order=order)
 
 
 def _partner_event(

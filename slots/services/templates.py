@@ -33,16 +33,8 @@ SEED_LAST_END_MINUTES = 20 * 60
 
 def slot_policy_get_or_create(*, organization_id: UUID | str) -> SlotPolicy:
     """The organization's slot policy, created with the defaults of contract "Slots and windows"
-    when it has
-    none yet (concurrent first calls create one row: the one-to-one key decides)."""
-    policy = SlotPolicy.objects.filter(organization_id=organization_id).first()
-    if policy is not None:
-        return policy
-    try:
-        with transaction.atomic():
-            return SlotPolicy.objects.create(organization_id=organization_id)
-    except IntegrityError:
-        return SlotPolicy.objects.get(organization_id=organization_id)
+    when it has none yet (concurrent first calls create one row: the one-to-one key decides)."""
+    return SlotPolicy.objects.get_or_create(organization_id=organization_id)[0]
 
 
 @transaction.atomic
@@ -101,7 +93,9 @@ def slot_duration_derive(
     return duration
 
 
-def _check_zone(zone: Zone) -> None:
+def _check_zone(zone: Zone, organization_id: UUID | str) -> None:
+    if str(zone.organization_id) != str(organization_id):
+        raise ValueError("zone of another organization")
     if zone.purpose not in SLOT_PURPOSES:
         raise ZoneNotForSlots()
 
@@ -147,10 +141,8 @@ def slot_template_create(
     from the organization's slot policy. 409 when a live template of the zone already starts
     at that weekday and time. The cutoff is `cutoff_minutes` or `cutoff_day_before_at`, never
     both (400); with neither, the policy's default minutes."""
-    if str(zone.organization_id) != str(organization_id):
-        raise ValueError("zone of another organization")
     _check_one_cutoff(cutoff_minutes, cutoff_day_before_at)
-    _check_zone(zone)
+    _check_zone(zone, organization_id)
     policy = slot_policy_get_or_create(organization_id=organization_id)
     now = timezone.now()
     template = SlotTemplate(
@@ -209,9 +201,7 @@ def slot_template_update(
     )
     old_zone = locked.zone
     if zone is not _UNSET:
-        if zone.organization_id != locked.organization_id:
-            raise ValueError("zone of another organization")
-        _check_zone(zone)
+        _check_zone(zone, locked.organization_id)
         locked.zone = zone
     if day_of_week is not _UNSET:
         locked.day_of_week = day_of_week
@@ -275,9 +265,7 @@ def slot_templates_seed(
             ).order_by("name", "id")
         )
     for zone in zones:
-        if zone.organization_id != organization_id:
-            raise ValueError("zone of another organization")
-        _check_zone(zone)
+        _check_zone(zone, organization_id)
     first_start = first_start or SEED_FIRST_START
     last_end_minutes = (
         (minutes_of(last_end) or MINUTES_PER_DAY) if last_end else SEED_LAST_END_MINUTES
@@ -319,9 +307,8 @@ def slot_templates_seed(
                     **shared,
                 )
                 try:
-                    with transaction.atomic():
-                        template.save(force_insert=True)
-                except IntegrityError:
+                    _save_template(template, creating=True)
+                except SlotTemplateTaken:
                     continue  # seeded at the same moment by a concurrent request
                 created.append(template)
                 created_here += 1

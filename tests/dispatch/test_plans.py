@@ -12,7 +12,7 @@ from dispatch.errors import ZoneHasNoDepot
 from dispatch.models import DriverZone, Plan, PlanRoute, PlanStatus
 from integrations.models import OrderStatus
 from integrations.services.sandbox import sandbox_driver_get_or_create
-from slots.services import slot_policy_update
+from slots.services.templates import slot_policy_update
 from tests import builders
 from tests.dispatch.conftest import (
     DAY,

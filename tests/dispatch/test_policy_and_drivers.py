@@ -3,7 +3,7 @@
 import pytest
 
 from dispatch.models import DispatchPolicy, DriverZone
-from slots.services import slot_policy_update
+from slots.services.templates import slot_policy_update
 from tests import builders
 from tests.conftest import assert_error
 

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.utils import timezone
 
-from slots import services as slot_services
 from slots.models import SlotDay, SlotHold, SlotPolicy, SlotTemplate
+from slots.services import templates as template_services
 from tests import builders
 
 pytestmark = pytest.mark.django_db
@@ -128,7 +128,7 @@ def test_deleting_a_template_in_admin_takes_it_out_of_use(organization):
 
 def test_seed_action_creates_templates_for_the_policys_organization(organization):
     builders.slot_zone(organization)
-    policy = slot_services.slot_policy_get_or_create(organization_id=organization.id)
+    policy = template_services.slot_policy_get_or_create(organization_id=organization.id)
     client = builders.admin_site_client(organization)
 
     response = client.post(
@@ -143,8 +143,8 @@ def test_seed_action_creates_templates_for_the_policys_organization(organization
 
 
 def test_org_admin_edits_only_their_policy(organization, other_organization):
-    ours = slot_services.slot_policy_get_or_create(organization_id=organization.id)
-    theirs = slot_services.slot_policy_get_or_create(organization_id=other_organization.id)
+    ours = template_services.slot_policy_get_or_create(organization_id=organization.id)
+    theirs = template_services.slot_policy_get_or_create(organization_id=other_organization.id)
     client = builders.admin_site_client(organization)
     assert client.get(f"/admin/slots/slotpolicy/{theirs.pk}/change/").status_code in (302, 403, 404)
     response = client.post(
@@ -251,7 +251,7 @@ def test_template_form_picks_weekdays_by_name_and_says_minutes(organization):
 
 
 def test_policy_list_says_minutes(organization):
-    slot_services.slot_policy_update(
+    template_services.slot_policy_update(
         organization_id=organization.id,
         timezone_name="Europe/Berlin",
         default_duration_minutes=120,

@@ -8,7 +8,7 @@ import pytest
 import time_machine
 
 from integrations.models import Order
-from slots import services as slot_services
+from slots.services import templates as template_services
 from tests import builders
 from tests.conftest import assert_error
 from zones import services as zone_services
@@ -205,7 +205,7 @@ def test_a_slot_ending_at_midnight_ends_at_00_00_of_the_next_day(client, zone):
 
 def test_deleted_templates_are_no_longer_offered(client, zone):
     template = builders.slot_template(zone)
-    slot_services.slot_template_delete(template=template)
+    template_services.slot_template_delete(template=template)
     body = bulk(client, zoneId=zone.id, startDate="2030-01-06", endDate="2030-01-07").json()
     assert body["dates"][0]["slots"] == []
 

@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 import time_machine
 
-from slots import services as slot_services
+from slots.services import templates as template_services
 from tests import builders
 from tests.conftest import assert_error
 from webhooks.models import Event
@@ -281,7 +281,7 @@ def test_a_zone_with_slot_templates_cannot_become_a_dispatch_zone(admin_client, 
         "Zone Mitte has slot templates; delete them before making it a dispatch zone",
     )
     assert Zone.objects.get(pk=zone.pk).purpose == "slot"
-    slot_services.slot_template_delete(template=template)
+    template_services.slot_template_delete(template=template)
     response = admin_client.patch(
         zones_url(organization, zone.id), {"purpose": "dispatch"}, format="json"
     )

@@ -9,8 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from integrations.models import Order, OrderStatus, OrderStatusEvent
-from slots import services as slot_services
 from slots.models import SlotBooking, SlotDay, SlotPolicy
+from slots.services import bookings as booking_services
+from slots.services import templates as template_services
 from tests import builders
 from tests.conftest import assert_error
 from webhooks.events import hour_bucket_event_id
@@ -95,7 +96,7 @@ def test_a_future_dated_order_is_held_until_its_delivery_day(client, template):
 
 
 def test_pickup_defaults_to_the_policy_default_pickup_address(organization, client, template):
-    slot_services.slot_policy_update(
+    template_services.slot_policy_update(
         organization_id=organization.id, default_pickup_address="Depot, Storkower Str. 1"
     )
     body = builders.erp_order(
@@ -125,7 +126,7 @@ def test_without_a_policy_the_pickup_is_empty_and_a_policy_is_made(organization,
 def test_booking_takes_one_statement_on_the_counter_and_one_unsorted_read_of_the_slot(
     organization, client, template
 ):
-    slot_services.slot_policy_update(
+    template_services.slot_policy_update(
         organization_id=organization.id, default_pickup_address="Depot"
     )
     for n in range(1, 4):
@@ -154,7 +155,7 @@ def test_booking_takes_one_statement_on_the_counter_and_one_unsorted_read_of_the
 
 
 def test_given_pickup_wins_over_the_default(organization, client, template):
-    slot_services.slot_policy_update(
+    template_services.slot_policy_update(
         organization_id=organization.id, default_pickup_address="Depot"
     )
     builders.book(client, template, builders.SUNDAY)
@@ -250,7 +251,7 @@ def test_another_organizations_template_is_404(client):
 
 
 def test_a_deleted_template_is_404(client, template):
-    slot_services.slot_template_delete(template=template)
+    template_services.slot_template_delete(template=template)
     assert_error(builders.book(client, template, builders.SUNDAY), 404, "Slot not found")
 
 
@@ -631,6 +632,6 @@ def test_releasing_an_order_without_a_slot_is_a_no_op(organization):
     client = builders.partner_client(organization)
     assert builders.create_order(client, externalRef="P-1").status_code == 201
     order = Order.objects.get()
-    slot_services.slot_booking_release(order=order)
-    slot_services.slot_booking_release(order=order)
+    booking_services.slot_booking_release(order=order)
+    booking_services.slot_booking_release(order=order)
     assert not SlotBooking.objects.exists()

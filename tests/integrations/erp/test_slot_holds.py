@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from integrations.models import Order
-from slots import services as slot_services
 from slots import tasks as slot_tasks
 from slots.models import SlotBooking, SlotDay, SlotHold
+from slots.services import holds as hold_services
 from tests import builders
 from tests.conftest import assert_error
 from webhooks.models import Event
@@ -420,7 +420,7 @@ def test_the_sweep_goes_in_batches_and_tells_each_batch_s_zone(
     traveller.move_to(builders.NOW + timedelta(minutes=2))
     Event.objects.filter(organization=organization).update(is_open=False)  # sent since
 
-    assert slot_services.slot_holds_expired_delete(batch_size=2) == 5
+    assert hold_services.slot_holds_expired_delete(batch_size=2) == 5
 
     assert not SlotHold.objects.exists()
     assert availability(organization, zone)["available"] == 5
