@@ -1,5 +1,5 @@
 # The verbs people use. `make run` and `make test` are the README's two commands.
-.PHONY: run test lint demo bench bench-history bench-dispatch scale manage faults screenshots openapi
+.PHONY: run test lint demo bench bench-history bench-dispatch bench-commits scale manage faults screenshots openapi
 
 run:
 	scripts/run.sh
@@ -66,6 +66,13 @@ bench-history:
 bench-dispatch:
 	scripts/bootstrap.sh dev
 	.venv/bin/python bench/dispatch.py $(ARGS)
+
+# The write paths' CPU at several commits, each with its own code, on this machine in one sitting
+# (bench/results/commits.md, ~4 min per commit): `make bench-commits REVS="e0f7b87 HEAD"`.
+bench-commits:
+	scripts/bootstrap.sh dev
+	@command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk"; exit 1; }
+	.venv/bin/python bench/commits.py $(REVS)
 
 # Scale-out (docs/performance.md, ~2-3 min): two instances and two Celery workers behind HAProxy,
 # the create and booking load through it, then the invariants and the cross-instance checks.
