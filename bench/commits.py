@@ -15,6 +15,7 @@ bench/results/commits.md.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import statistics
@@ -40,8 +41,8 @@ def inside() -> None:  # pragma: no cover - runs in a clone of another commit, w
     sys.argv = sys.argv[:1]  # bench/run.py reads nothing, but keep its parser quiet
     import redis  # noqa: PLC0415
 
-    from bench import run as full  # noqa: PLC0415 - first: it sets Django up
-    from bench import load  # noqa: PLC0415, I001
+    full = importlib.import_module("bench.run")  # first: it sets Django up
+    load = importlib.import_module("bench.load")
 
     full.harness.fresh_database(full.ENV, full.DATABASE)
     redis.Redis.from_url(full.REDIS_URL).flushdb()
