@@ -5,12 +5,12 @@
 A goal stated against "before this change" (issue 28: at most 1.15x the ratios of before) can
 only be checked on the machine that measures the after: ratios to `dbwrite` move between
 machines too (a request's fixed cost is a larger share on a slower core). So each commit is
-cloned into var/commits/<sha>, gets its own virtualenv (scripts/bootstrap.sh dev), and runs, with
-its own benchmark code, the CPU table of `make bench` for a few scenarios: DRF hello, dbread,
-dbwrite, create partner order and ERP booking of 50 slots, 2 interleaved rounds of 6 s,
-medians. Its own database (`bench_commits`), Redis db 12 and port 8041 keep it apart from
-`make bench`; run it with nothing else on the machine. The table goes to
-bench/results/commits.md.
+cloned into a temporary directory (removed once measured), gets its own virtualenv
+(scripts/bootstrap.sh dev), and runs, with its own benchmark code, the CPU table of `make
+bench` for a few scenarios: DRF hello, dbread, dbwrite, create partner order and ERP booking of
+50 slots, 2 interleaved rounds of 6 s, medians. Its own database (`bench_commits`), Redis db 12
+and port 8041 keep it apart from `make bench`; run it with nothing else on the machine. The
+table goes to bench/results/commits.md.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -69,6 +70,7 @@ def inside() -> None:  # pragma: no cover - runs in a clone of another commit, w
                     return measurement, full.completed(measurement)
 
                 cpu.measure(name, run)
+        # Not CpuPerOperation.medians(): older commits' bench/run.py does not have it.
         medians = {
             name: {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
             for name, rounds in cpu.rounds.items()
@@ -79,8 +81,10 @@ def inside() -> None:  # pragma: no cover - runs in a clone of another commit, w
         receiver.stop()
 
 
-def clone(revision: str) -> tuple[str, Path]:
-    """The full hash of `revision` and a clone of it under var/commits/, created once."""
+def clone(revision: str, into: Path) -> tuple[str, Path]:
+    """The full hash of `revision` and a clone of it checked out in the directory `into` (a
+    temporary one, outside the repository: a clone carries its own virtualenv, a few hundred
+    MB, and code that is not ours today)."""
     sha = subprocess.run(
         ["git", "rev-parse", "--verify", f"{revision}^{{commit}}"],
         cwd=ROOT,
@@ -88,10 +92,9 @@ def clone(revision: str) -> tuple[str, Path]:
         text=True,
         check=True,
     ).stdout.strip()
-    path = ROOT / "var" / "commits" / sha[:12]
-    if not path.exists():
-        subprocess.run(["git", "clone", "-q", str(ROOT), str(path)], check=True)
-        subprocess.run(["git", "checkout", "-q", sha], cwd=path, check=True)
+    path = into / sha[:12]
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(path)], check=True)
+    subprocess.run(["git", "checkout", "-q", sha], cwd=path, check=True)
     return sha, path
 
 
@@ -140,7 +143,9 @@ def main() -> int:
         return 2
     rows = []
     for revision in revisions:
-        sha, path = clone(revision)
+        with tempfile.TemporaryDirectory(prefix="bench-commits-") as into:
+            sha, path = clone(revision, Path(into))
+            figures = measured(path)
         subject = subprocess.run(
             ["git", "log", "-1", "--format=%s", sha],
             cwd=ROOT,
@@ -149,7 +154,7 @@ def main() -> int:
             check=True,
         ).stdout.strip()[:60]
         print(f"{sha[:7]} {subject}", flush=True)
-        rows.append((sha, subject.replace("|", "/"), measured(path)))
+        rows.append((sha, subject.replace("|", "/"), figures))
         print(render(rows[-1:]).splitlines()[-1], flush=True)
     load_average = os.getloadavg()[0]
     document = (

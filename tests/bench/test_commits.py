@@ -37,11 +37,11 @@ def test_every_commit_gets_its_own_line_in_the_order_given():
     assert "| 9.00x | 8.00x |" in lines[3]
 
 
-def test_a_revision_is_cloned_at_its_own_commit():
-    sha, path = commits.clone("HEAD")
+def test_a_revision_is_cloned_at_its_own_commit(tmp_path):
+    sha, path = commits.clone("HEAD", tmp_path)
 
     checked_out = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=path, capture_output=True, text=True, check=True
     ).stdout.strip()
     assert checked_out == sha
-    assert path == commits.ROOT / "var" / "commits" / sha[:12]
+    assert path == tmp_path / sha[:12]
