@@ -48,8 +48,9 @@ def slot_policy_update(
     default_pickup_address: str = _UNSET,
 ) -> SlotPolicy:
     """Changes the given fields of the policy (the others keep their values)."""
-    slot_policy_get_or_create(organization_id=organization_id)
-    policy = SlotPolicy.objects.select_for_update().get(organization_id=organization_id)
+    # Locked as it is read, or created (concurrent first calls: the one-to-one key decides).
+    locked = SlotPolicy.objects.select_for_update()
+    policy, _ = locked.get_or_create(organization_id=organization_id)
     changes = {
         "timezone": timezone_name,
         "default_duration_minutes": default_duration_minutes,
