@@ -115,7 +115,7 @@ def _delivery_create(event: Event, *, platform: str | None) -> None:
     key_id, url, events = next(iter(keys), (None, "", None))
     if not _takes(event.name, url, events):
         return
-    now, rides = event.created_at, queueing.riding(key_id)
+    now = event.created_at
     delivery = Delivery(
         organization_id=event.organization_id,
         event=event,
@@ -123,11 +123,11 @@ def _delivery_create(event: Event, *, platform: str | None) -> None:
         url=url,
         schedule_start=now,
         next_attempt_at=now,
-        queued_at=None if rides else now,
+        queued_at=now,
         created_at=now,
     )
     Delivery.objects.bulk_create([delivery])
-    queueing.new_delivery_enqueue_on_commit(delivery.id, key_id=key_id, rides=rides)
+    queueing.new_delivery_enqueue_on_commit(delivery.id, key_id=key_id)
 
 
 def _key_platform(family: str, platform: str | None) -> str | None:

@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 
 from celery import bootsteps
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -27,9 +26,6 @@ DELIVER_TASK = "webhooks.deliver"
 DELIVERY_BATCH = 100
 #: a queued message not picked up after this long is presumed lost and queued again
 REQUEUE_AFTER_SECONDS = 30
-#: a new delivery's message starts this much later: the destination's deliveries made meanwhile
-#: ride on it (one message and one claim for all), at the cost of as much latency
-RIDE_WINDOW = timedelta(milliseconds=50)
 #: after a failed publish, how long this process leaves the broker alone
 BROKER_BACKOFF_SECONDS = 10
 #: seconds a claim outlives the longest HTTP call before another worker may take the attempt
@@ -113,14 +109,14 @@ def _publishing_connection(url: str):
     return celery_app.connection_for_write(url=url, transport_options={"max_retries": 0})
 
 
-def delivery_enqueue(*delivery_ids, eta: datetime | None = None) -> bool:
+def delivery_enqueue(*delivery_ids, eta: datetime | None = None) -> None:
     """Publishes the delivery task of these deliveries (to run at `eta` when given); a broker
-    failure is logged, never raised (the sweep queues the deliveries again). True if published."""
+    failure is logged, never raised (the sweep queues the deliveries again)."""
     more = len(delivery_ids) - 1
     what = f"webhook delivery {delivery_ids[0]}" + (f" and {more} more" if more else "")
     if time.monotonic() < broker_breaker.closed_until:
         logger.info("%s left to the sweep (broker unavailable)", what)
-        return False
+        return
     options = {"eta": eta} if eta is not None and eta > timezone.now() else {}
     try:
         connection = _publishing_connection(celery_app.conf.broker_url)
@@ -130,8 +126,6 @@ def delivery_enqueue(*delivery_ids, eta: datetime | None = None) -> bool:
     except (KombuError, RedisError, OSError) as exc:
         broker_breaker.trip()
         logger.warning("%s not queued (broker unavailable: %s); left to the sweep", what, exc)
-        return False
-    return True
 
 
 def delivery_enqueue_on_commit(delivery_id, *, eta: datetime | None = None) -> None:
@@ -140,86 +134,28 @@ def delivery_enqueue_on_commit(delivery_id, *, eta: datetime | None = None) -> N
     transaction.on_commit(functools.partial(delivery_enqueue, delivery_id, eta=eta), robust=True)
 
 
-def _riding_key(key_id) -> str:
-    # Set while a task of the destination is queued and not started (ride_end).
-    return f"webhooks:riding:{key_id}"
-
-
-def riding(key_id) -> bool:
-    """Whether a delivery task of this destination is queued and not yet started: a new
-    delivery then waits for a slot (queued_at NULL) and rides on it, the task's claims taking
-    it, instead of a message of its own (handling a message cost the worker more than the
-    attempt)."""
-    if time.monotonic() < broker_breaker.closed_until:
-        return False
-    try:
-        return cache.get(_riding_key(key_id)) is not None
-    except (RedisError, OSError):
-        broker_breaker.trip()  # the broker is this Redis: the publish would fail too
-        return False
-
-
-def _ride_start(key_id, *, only_if_none: bool = False) -> bool:
-    """Marks a task of this destination queued (for REQUEUE_AFTER_SECONDS at most): False if
-    `only_if_none` and one already is."""
-    try:
-        if only_if_none:
-            return cache.add(_riding_key(key_id), 1, timeout=REQUEUE_AFTER_SECONDS)
-        cache.set(_riding_key(key_id), 1, timeout=REQUEUE_AFTER_SECONDS)
-    except (RedisError, OSError):
-        pass  # delivery_enqueue meets the same and leaves the deliveries to the sweep
-    return True
-
-
-def ride_end(key_id) -> None:
-    """A task of this destination started: new deliveries no longer ride on it."""
-    try:
-        cache.delete(_riding_key(key_id))
-    except (RedisError, OSError) as exc:  # the flag lapses; the sweep sends what waits
-        logger.warning("webhook destination %s: ride not ended (%s)", key_id, exc)
-
-
-def helper_enqueue(key_id, delivery_id) -> None:
-    """Queues a task for a delivery waiting beyond a claim, unless one of its destination is
-    queued already: a destination's backlog is sent by up to in_flight_limit() tasks at once."""
-    if _ride_start(key_id, only_if_none=True) and not delivery_enqueue(delivery_id):
-        ride_end(key_id)
-
-
 class _NewDeliveries(dict):
-    """A transaction's new deliveries, {destination: [(id, rides)]}, published once it commits,
-    but for those riding on a task of their destination that has not ended its ride."""
+    """A transaction's new deliveries, {destination: ids}, published once it commits."""
 
     def publish(self) -> None:
-        by_destination = list(self.items())
+        by_destination = list(self.values())
         self.clear()
-        for key_id, deliveries in by_destination:
-            ride_on = any(rides for _, rides in deliveries) and riding(key_id)
-            ids = [i for i, rides in deliveries if not (rides and ride_on)]
-            if not ids:
-                continue
-            _ride_start(key_id)
-            eta = timezone.now() + RIDE_WINDOW
-            published = [
-                delivery_enqueue(*ids[start : start + DELIVERY_BATCH], eta=eta)
-                for start in range(0, len(ids), DELIVERY_BATCH)
-            ]
-            if not all(published):
-                ride_end(key_id)  # no task would end it
+        for ids in by_destination:
+            for start in range(0, len(ids), DELIVERY_BATCH):
+                delivery_enqueue(*ids[start : start + DELIVERY_BATCH])
 
 
 _new_deliveries = threading.local()
 
 
-def new_delivery_enqueue_on_commit(delivery_id, *, key_id, rides: bool = False) -> None:
+def new_delivery_enqueue_on_commit(delivery_id, *, key_id) -> None:
     """As delivery_enqueue_on_commit, in one message with the transaction's other new deliveries
-    to the same destination: a burst costs the worker a message per DELIVERY_BATCH deliveries.
-    One that `rides` (made while `riding`) goes in no message if its destination still rides."""
+    to the same destination: a burst costs the worker a message per DELIVERY_BATCH deliveries."""
     # Each registers the group's publish (the first to run publishes all). The group lives as long
     # as those callbacks: a rolled-back transaction drops them, and with them its group.
     group = getattr(_new_deliveries, "group", lambda: None)()
     if group is None:
         group = _NewDeliveries()
         _new_deliveries.group = weakref.ref(group)
-    group.setdefault(key_id, []).append((delivery_id, rides))
+    group.setdefault(key_id, []).append(delivery_id)
     transaction.on_commit(group.publish, robust=True)

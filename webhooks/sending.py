@@ -47,23 +47,23 @@ def _fields(row: dict, model: str) -> dict:
     return {name[len(model) + 1 :]: v for name, v in row.items() if name.startswith(f"{model}.")}
 
 
-def _due(delivery_ids, *, now: datetime) -> tuple[list[str], object]:
-    """The ids of those deliveries whose attempts are due and unclaimed, oldest first, and their
-    destination (one query); one due soon is queued again for then (its message came early)."""
-    due, key_id = [], None
-    for delivery_id, destination, status, due_at, claimed_until in (
+def _due(delivery_ids, *, now: datetime) -> list[tuple[str, object]]:
+    """(id, key) of those deliveries whose attempts are due and unclaimed, oldest first (one
+    query); one due soon is queued again for then (its message came early)."""
+    due = []
+    for delivery_id, key_id, status, due_at, claimed_until in (
         Delivery.objects.filter(pk__in=delivery_ids)
         .order_by()
         .values_list("id", "api_key_id", "status", "next_attempt_at", "claimed_until")
     ):
-        key_id, claimed = destination, claimed_until is not None and claimed_until >= now
+        claimed = claimed_until is not None and claimed_until >= now
         if status != DeliveryStatus.PENDING or due_at is None or claimed:
             continue
         if due_at <= now:
-            due.append((due_at, str(delivery_id)))
+            due.append((due_at, str(delivery_id), key_id))
         elif due_at <= now + queueing.countdown_horizon():
             queueing.delivery_enqueue_on_commit(delivery_id, eta=due_at)
-    return [delivery_id for _, delivery_id in sorted(due)], key_id
+    return [(delivery_id, key_id) for _, delivery_id, key_id in sorted(due)]
 
 
 def _send(delivery: Delivery, decrypt, resolve) -> Outcome:
@@ -185,9 +185,6 @@ def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
         )
     if not rows:
         return set(), False
-    if rows[0]["waiting"]:
-        # Others wait beyond this claim: a task of their own may take the next share at once.
-        queueing.helper_enqueue(key_id, rows[0]["waiting"])
     key, deliveries = ApiKey(**_fields(rows[0], "key")), []
     for row in rows:
         event = Event(**_fields(row, "event"), payload=json.loads(row["payload"]))
@@ -209,45 +206,37 @@ def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
     return claimed, rows[0]["waiting"] or len(deliveries) > 1 or made[-1].in_trouble
 
 
-def _send_own(due: list[str], key_id, *, batch: int) -> tuple[bool, bool]:
-    """The due attempts `due` of destination `key_id`, each claim taking up to `batch` of its
-    backlog: (whether it made any, whether others may wait for the slot it frees)."""
-    made, taken, look_further = False, set(), False
-    for n, delivery_id in enumerate(due):
+def _send_due(delivery_ids, *, batch: int) -> tuple[bool, object, bool]:
+    """The due attempts of these deliveries, each claim taking up to `batch` of the backlog:
+    (whether it made any, their destination, whether others may wait for the slot it frees)."""
+    now = timezone.now()
+    due = _due(delivery_ids, now=now)
+    made, taken, key_id, look_further = False, set(), None, False
+    for n, (delivery_id, key_id) in enumerate(due):
         if delivery_id in taken:
             continue
         claimed, further = _attempt(key_id, delivery_id, batch=batch)
         if not claimed:
             # At its limit: the rest wait for a slot, which a task of theirs or the sweep gives.
-            rest = [i for i in due[n:] if i not in taken]
-            unclaimed = queueing.unclaimed(timezone.now())
-            if Delivery.objects.filter(unclaimed, pk__in=rest).update(queued_at=None):
+            rest = [i for i, _ in due[n:] if i not in taken]
+            if Delivery.objects.filter(queueing.unclaimed(now), pk__in=rest).update(queued_at=None):
                 logger.info("webhook deliveries %s wait: their destination is busy", rest)
             break
         made, taken, look_further = True, taken | claimed, further
-    return made, look_further
+    return made, key_id, look_further
 
 
 def delivery_attempt(*, delivery_id) -> bool:
     """Makes the due attempt of a delivery if no one else is making it; True if it did. Safe to
     call any number of times, from any number of workers at once."""
-    due, key_id = _due([delivery_id], now=timezone.now())
-    return _send_own(due, key_id, batch=1)[0]
+    return _send_due([delivery_id], batch=1)[0]
 
 
 def delivery_send(*delivery_ids) -> bool:
     """The delivery task: the due attempts of these deliveries (one destination's), each claim
     taking its share of the due backlog, then in the slot it holds the deliveries waiting for a
-    slot, oldest first, among them the new ones that rode on its message (queueing.riding).
-    True if it made any of its own."""
-    due, key_id = _due(delivery_ids, now=timezone.now())
-    if key_id is None:
-        return False
-    # The message is taken: a delivery committed from now on publishes its own, and those that
-    # rode on this one are seen by the claims below.
-    queueing.ride_end(key_id)
-    made, look_further = _send_own(due, key_id, batch=queueing.DELIVERY_BATCH)
-    look_further = look_further or not made  # its own were taken: riders may still wait
+    slot, oldest first. True if it made any of its own."""
+    made, key_id, look_further = _send_due(delivery_ids, batch=queueing.DELIVERY_BATCH)
     while look_further:
         _, look_further = _attempt(key_id, None, batch=queueing.DELIVERY_BATCH)
     return made

@@ -14,8 +14,7 @@ _API_KEY = ApiKey._meta.db_table
 #: `in_flight_limit` senders (live tokens), it takes under `token` its share (`batch` at most)
 #: of the key's due, unclaimed deliveries, led by delivery `id` (nothing if that is not due) or
 #: by the oldest waiting for a slot (queued_at NULL), then oldest first. A row per delivery:
-#: `delivery.<field>`, `event.<field>`, `key.<field>`, `payload` and `waiting` (the oldest left
-#: waiting, if any).
+#: `delivery.<field>`, `event.<field>`, `key.<field>`, `payload` and `waiting` (others wait).
 CLAIM = f"""
 SELECT FROM {_API_KEY} WHERE id = %(key)s FOR NO KEY UPDATE;
 WITH waiting AS (
@@ -60,8 +59,7 @@ SELECT c.id AS "delivery.id", c.url AS "delivery.url", c.attempts AS "delivery.a
        k.encrypted_webhook_secret AS "key.encrypted_webhook_secret",
        k.encrypted_previous_webhook_secret AS "key.encrypted_previous_webhook_secret",
        k.previous_webhook_secret_expires_at AS "key.previous_webhook_secret_expires_at",
-       (SELECT id FROM waiting WHERE id NOT IN (SELECT id FROM claimed)
-        ORDER BY next_attempt_at, id LIMIT 1) AS waiting
+       EXISTS (SELECT FROM waiting WHERE id NOT IN (SELECT id FROM claimed)) AS waiting
 FROM claimed c JOIN {_EVENT} e ON e.id = c.event_id JOIN {_API_KEY} k ON k.id = %(key)s
 ORDER BY c.id = (SELECT id FROM own) DESC, c.next_attempt_at, c.id
 """  # noqa: S608 - table names come from the models, values are parameters
