@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from integrations import windows
 from integrations.errors import (
+    DeliveryWindowFull,
     DuplicateExternalRef,
     GeocodeFailed,
     NoDeliveryWindow,
@@ -198,11 +199,21 @@ def _window_at(*, start: datetime, end: datetime | None, zone: Zone) -> _WindowC
     )
 
 
-def _duplicate_refuse(*, organization_id: UUID | str, external_ref: str) -> None:
-    # A cheap early answer before queueing on the window's lock; the unique constraint in
-    # order_insert stays the authority.
-    if Order.objects.filter(organization_id=organization_id, external_ref=external_ref).exists():
-        raise DuplicateExternalRef(external_ref)
+def _window_book(*, organization_id: UUID | str, external_ref: str, zone: Zone, choice):
+    """The chosen window's place, when there is one. The unique constraint in order_insert
+    answers a duplicate `externalRef` (409, the place goes back with the rollback); a full
+    window answers 400 only when the order is not a duplicate, which is asked then alone."""
+    if choice is None:
+        return None
+    try:
+        return window_services.window_book(
+            zone=zone, start=choice.window.start, end=choice.window.end
+        )
+    except DeliveryWindowFull:
+        orders = Order.objects.filter(organization_id=organization_id, external_ref=external_ref)
+        if orders.exists():
+            raise DuplicateExternalRef(external_ref) from None
+        raise
 
 
 def _order_fields(
@@ -255,11 +266,11 @@ def partner_order_create(
     # or idempotent_run with the stored answer). A caller that wants to go on after a failure
     # opens a savepoint itself.
     with transaction.atomic(savepoint=False):
-        _duplicate_refuse(organization_id=organization_id, external_ref=draft.external_ref)
-        window_load = (
-            window_services.window_book(zone=zone, start=choice.window.start, end=choice.window.end)
-            if choice is not None
-            else None
+        window_load = _window_book(
+            organization_id=organization_id,
+            external_ref=draft.external_ref,
+            zone=zone,
+            choice=choice,
         )
         order = order_services.order_insert(
             organization_id=organization_id,

@@ -183,6 +183,31 @@ def test_a_full_window_is_not_available_and_refuses_new_orders(client, organizat
 
 
 @pytest.mark.django_db
+def test_a_duplicate_external_ref_is_409_and_keeps_no_place(client, organization):
+    builders.zone(organization, window_capacity=2)
+    start = f"{builders.DELIVERY_DAY}T12:00:00+01:00"
+    assert window_order(client, "W-1", start).status_code == 201
+
+    duplicate = window_order(client, "W-1", start)
+
+    assert_error(duplicate, 409, "Order with externalRef W-1 already exists")
+    assert DeliveryWindowLoad.objects.get().booked == 1
+    assert window_order(client, "W-2", start).status_code == 201  # the second place is free
+
+
+@pytest.mark.django_db
+def test_a_duplicate_external_ref_on_a_full_window_is_409_not_400(client, organization):
+    builders.zone(organization, window_capacity=1)
+    start = f"{builders.DELIVERY_DAY}T12:00:00+01:00"
+    assert window_order(client, "W-1", start).status_code == 201
+
+    assert_error(
+        window_order(client, "W-1", start), 409, "Order with externalRef W-1 already exists"
+    )
+    assert_error(window_order(client, "W-2", start), 400, "Delivery window is full")
+
+
+@pytest.mark.django_db
 def test_a_cancelled_order_frees_its_place_at_once(client, organization):
     builders.zone(organization, window_capacity=1)
     start = f"{builders.DELIVERY_DAY}T08:00:00+01:00"
