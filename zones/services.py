@@ -599,6 +599,7 @@ def zone_blackout_create(*, zone: Zone, day: date, reason: str) -> ZoneBlackout:
             blackout.save(force_insert=True)
     except IntegrityError:
         raise BlackoutDateTaken(day) from None
+    spatial_index.invalidate(organization_id=zone.organization_id)
     return blackout
 
 
@@ -614,9 +615,11 @@ def zone_blackout_update(
             blackout.save(update_fields=["zone", "date", "reason"])
     except IntegrityError:
         raise BlackoutDateTaken(day) from None
+    spatial_index.invalidate(organization_id=zone.organization_id)
     return blackout
 
 
 @transaction.atomic
 def zone_blackout_delete(*, blackout: ZoneBlackout) -> None:
     ZoneBlackout.objects.filter(pk=blackout.pk).delete()
+    spatial_index.invalidate(organization_id=blackout.zone.organization_id)

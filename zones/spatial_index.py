@@ -1,9 +1,12 @@
-"""Per-organization spatial index of zones: a shapely STRtree over prepared polygons.
+"""Per-organization spatial index of zones: a shapely STRtree over prepared polygons, with
+the zones' blackout dates (a create's check then costs no query).
 
 Building it costs one query and some CPU, so each process keeps the index of recently used
 organizations in memory. A version token per organization lives in Redis and is replaced on
 every zone change (`invalidate`), so every process notices the change on its next lookup and
 rebuilds: a lookup costs one Redis GET, no database query and no Python loop over all zones.
+Blackout writes replace the token too (zones/services.py), so a zone change made outside the
+services (the ORM in a shell) is seen only after the next one, or after VERSION_TTL_SECONDS.
 
 Transactions: `invalidate` replaces the token at once and again after commit. A process that
 rebuilt between the two from the old rows is invalidated by the second; the connection that made
@@ -17,16 +20,19 @@ import threading
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 import shapely
+from django.contrib.postgres.expressions import ArraySubquery
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models import OuterRef
 from redis.exceptions import RedisError
 from shapely.geometry import Point
 
 from zones.geometry import LocalMetricFrame, polygon_area_m2, polygon_from_geodata
-from zones.models import Zone
+from zones.models import Zone, ZoneBlackout
 from zones.version_tokens import version_token_get
 
 logger = logging.getLogger(__name__)
@@ -52,6 +58,10 @@ class ZoneIndex:
 
     def __init__(self, zones: list[Zone]):
         self._zones = zones
+        # (zone id, date) of the zones' blackouts: `blackout_dates`, read with them in index_for.
+        self._blackouts = {
+            (zone.id, day) for zone in zones for day in getattr(zone, "blackout_dates", ())
+        }
         polygons = [polygon_from_geodata(zone.geodata) for zone in zones]
         self._polygons = np.array(polygons, dtype=object)
         shapely.prepare(self._polygons)  # repeated covers() tests reuse the prepared edges
@@ -63,6 +73,10 @@ class ZoneIndex:
 
     def __len__(self) -> int:
         return len(self._zones)
+
+    def blacked_out(self, zone_id, day: date) -> bool:
+        """Whether the zone takes no deliveries on `day` (a date in its time zone)."""
+        return (zone_id, day) in self._blackouts
 
     def _eligible(self, indices: np.ndarray, purposes, enabled_only: bool) -> np.ndarray:
         keep = np.ones(len(indices), dtype=bool)
@@ -205,7 +219,12 @@ def index_for(*, organization_id) -> ZoneIndex:
         if cached is not None and version is not None and cached[0] == version:
             _indexes.move_to_end(organization_id)
             return cached[1]
-    zones = Zone.objects.filter(organization_id=organization_id).order_by("name", "id")
+    blackout_dates = ZoneBlackout.objects.filter(zone=OuterRef("pk")).values("date")
+    zones = (
+        Zone.objects.filter(organization_id=organization_id)
+        .annotate(blackout_dates=ArraySubquery(blackout_dates))
+        .order_by("name", "id")
+    )
     index = ZoneIndex(list(zones))
     if version is not None and organization_id not in _uncommitted_changes():
         with _lock:

@@ -1,12 +1,14 @@
 """Point-in-zone selectors and the spatial index cache (contract "Slots and windows"): what other
 apps call."""
 
+from datetime import date
+
 import pytest
 from django.core.cache import cache
 
 from tests import builders
 from zones import selectors, services, spatial_index
-from zones.errors import ZoneNameNotFound, ZoneNotFound
+from zones.errors import ZoneBlackedOut, ZoneNameNotFound, ZoneNotFound
 from zones.models import SLOT_PURPOSES, Zone, ZonePurpose
 
 pytestmark = pytest.mark.django_db
@@ -186,6 +188,26 @@ def test_a_version_bump_by_another_process_rebuilds_the_index(
     cache.set(f"zones:index-version:{organization.id}", "bumped-elsewhere")
     with django_assert_num_queries(1):
         assert selectors.zone_containing_point(**lookup) is None
+
+
+def test_blackouts_come_with_the_warm_index_and_a_blackout_change_retires_it(
+    organization, django_capture_on_commit_callbacks, django_assert_num_queries
+):
+    zone = committed_z(django_capture_on_commit_callbacks, organization)
+    holiday = date(2030, 1, 6)
+    selectors.zone_blackout_check(zone=zone, day=holiday)  # builds and keeps the index
+    with django_assert_num_queries(0):
+        selectors.zone_blackout_check(zone=zone, day=holiday)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        blackout = services.zone_blackout_create(zone=zone, day=holiday, reason="Holiday")
+    with pytest.raises(ZoneBlackedOut):
+        selectors.zone_blackout_check(zone=zone, day=holiday)
+    selectors.zone_blackout_check(zone=zone, day=date(2030, 1, 7))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.zone_blackout_delete(blackout=blackout)
+    selectors.zone_blackout_check(zone=zone, day=holiday)
 
 
 def test_a_lost_version_rebuilds_the_index(organization, django_capture_on_commit_callbacks):
