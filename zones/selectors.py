@@ -257,6 +257,11 @@ def zone_blackout_on(*, zone_id: UUID | str, day: date) -> bool:
 
 def zone_blackout_check(*, zone: Zone, day: date) -> None:
     """400 `Zone <name> takes no deliveries on <date>` on a blackout date of the zone (read from
-    the organization's zone index: no query while it is current)."""
-    if spatial_index.index_for(organization_id=zone.organization_id).blacked_out(zone.id, day):
+    the organization's kept zone index: no query while it is current)."""
+    index = spatial_index.kept_index_for(organization_id=zone.organization_id)
+    if index is None:
+        blacked_out = zone_blackout_on(zone_id=zone.id, day=day)
+    else:
+        blacked_out = index.blacked_out(zone.id, day)
+    if blacked_out:
         raise ZoneBlackedOut(name=zone.name, day=day)

@@ -212,13 +212,26 @@ def invalidate(*, organization_id) -> None:
 
 def index_for(*, organization_id) -> ZoneIndex:
     """The organization's index: from process memory when its version is current."""
-    organization_id = str(organization_id)
+    return _index(str(organization_id), kept_only=False)
+
+
+def kept_index_for(*, organization_id) -> ZoneIndex | None:
+    """As index_for, or None where this process cannot keep the index (Redis away, or zones
+    changed in this connection's open transaction): a caller needing one fact reads it then
+    with a query rather than building the whole index for it."""
+    return _index(str(organization_id), kept_only=True)
+
+
+def _index(organization_id: str, *, kept_only: bool) -> ZoneIndex | None:
     version = _current_version(organization_id)
     with _lock:
         cached = _indexes.get(organization_id)
         if cached is not None and version is not None and cached[0] == version:
             _indexes.move_to_end(organization_id)
             return cached[1]
+    keep = version is not None and organization_id not in _uncommitted_changes()
+    if kept_only and not keep:
+        return None
     blackout_dates = ZoneBlackout.objects.filter(zone=OuterRef("pk")).values("date")
     zones = (
         Zone.objects.filter(organization_id=organization_id)
@@ -226,7 +239,7 @@ def index_for(*, organization_id) -> ZoneIndex:
         .order_by("name", "id")
     )
     index = ZoneIndex(list(zones))
-    if version is not None and organization_id not in _uncommitted_changes():
+    if keep:
         with _lock:
             _indexes[organization_id] = (version, index)
             _indexes.move_to_end(organization_id)

@@ -5,6 +5,8 @@ from datetime import date
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from tests import builders
 from zones import selectors, services, spatial_index
@@ -208,6 +210,19 @@ def test_blackouts_come_with_the_warm_index_and_a_blackout_change_retires_it(
     with django_capture_on_commit_callbacks(execute=True):
         services.zone_blackout_delete(blackout=blackout)
     selectors.zone_blackout_check(zone=zone, day=holiday)
+
+
+def test_without_a_kept_index_a_blackout_check_reads_the_blackouts_alone(organization):
+    """Zones changed in the open transaction (or Redis away): no index can be kept, so the check
+    is one query on the blackouts, not a build of every zone's polygon."""
+    geodata = builders.box(*builders.BERLIN, width_m=400, height_m=400)
+    zone = builders.zone(organization, "Z", geodata)
+    services.zone_blackout_create(zone=zone, day=date(2030, 1, 6), reason="Holiday")
+    with CaptureQueriesContext(connection) as queries, pytest.raises(ZoneBlackedOut):
+        selectors.zone_blackout_check(zone=zone, day=date(2030, 1, 6))
+    [query] = [q["sql"] for q in queries.captured_queries]
+    assert 'FROM "zones_zoneblackout"' in query
+    assert 'FROM "zones_zone"' not in query
 
 
 def test_a_lost_version_rebuilds_the_index(organization, django_capture_on_commit_callbacks):
