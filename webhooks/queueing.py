@@ -109,20 +109,21 @@ def _publishing_connection(url: str):
     return celery_app.connection_for_write(url=url, transport_options={"max_retries": 0})
 
 
-def delivery_enqueue(*delivery_ids, eta: datetime | None = None) -> None:
-    """Publishes the delivery task of these deliveries (to run at `eta` when given); a broker
-    failure is logged, never raised (the sweep queues the deliveries again)."""
+def delivery_enqueue(*delivery_ids, eta: datetime | None = None, key_id=None) -> None:
+    """Publishes the delivery task of these deliveries (destination `key_id` when known; to run
+    at `eta` when given); a broker failure is logged, never raised (the sweep queues them again)."""
     more = len(delivery_ids) - 1
     what = f"webhook delivery {delivery_ids[0]}" + (f" and {more} more" if more else "")
     if time.monotonic() < broker_breaker.closed_until:
         logger.info("%s left to the sweep (broker unavailable)", what)
         return
     options = {"eta": eta} if eta is not None and eta > timezone.now() else {}
+    kwargs = {"key": str(key_id)} if key_id is not None else None
     try:
         connection = _publishing_connection(celery_app.conf.broker_url)
         with producers[connection].acquire(block=True, timeout=5) as producer:
             options.update(producer=producer, retry=False, ignore_result=True)
-            celery_app.send_task(DELIVER_TASK, args=[str(i) for i in delivery_ids], **options)
+            celery_app.send_task(DELIVER_TASK, [str(i) for i in delivery_ids], kwargs, **options)
     except (KombuError, RedisError, OSError) as exc:
         broker_breaker.trip()
         logger.warning("%s not queued (broker unavailable: %s); left to the sweep", what, exc)
@@ -138,11 +139,11 @@ class _NewDeliveries(dict):
     """A transaction's new deliveries, {destination: ids}, published once it commits."""
 
     def publish(self) -> None:
-        by_destination = list(self.values())
+        by_destination = list(self.items())
         self.clear()
-        for ids in by_destination:
+        for key_id, ids in by_destination:
             for start in range(0, len(ids), DELIVERY_BATCH):
-                delivery_enqueue(*ids[start : start + DELIVERY_BATCH])
+                delivery_enqueue(*ids[start : start + DELIVERY_BATCH], key_id=key_id)
 
 
 _new_deliveries = threading.local()

@@ -20,7 +20,6 @@ from delivery.encryption import decrypt_text
 from tenants.models import ApiKey
 from webhooks import catalog, posting, queueing, signing, statements
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event
-from webhooks.posting import Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +33,7 @@ BATCH_SECONDS = queueing.IN_FLIGHT_GRACE_SECONDS - 1
 @dataclass(frozen=True)
 class _Attempt:
     delivery: Delivery
-    outcome: Outcome
+    outcome: posting.Outcome
     started_at: datetime
 
     @property
@@ -66,7 +65,7 @@ def _due(delivery_ids, *, now: datetime) -> list[tuple[str, object]]:
     return [(delivery_id, key_id) for _, delivery_id, key_id in sorted(due)]
 
 
-def _send(delivery: Delivery, decrypt, resolve) -> Outcome:
+def _send(delivery: Delivery, decrypt, resolve) -> posting.Outcome:
     """One signed POST to the delivery's URL, resolved and checked for its claim (delivery/
     netguard.py); a rolled secret signs too while its overlap lasts at this attempt."""
     key, event = delivery.api_key, delivery.event
@@ -76,11 +75,11 @@ def _send(delivery: Delivery, decrypt, resolve) -> Outcome:
         Event.objects.filter(pk=event.pk, is_open=True).update(is_open=False)
         event.refresh_from_db(fields=["payload", "is_open"])
     if not key.is_active:
-        return Outcome(None, "API key is revoked", 0, permanent=True)
+        return posting.Outcome(None, "API key is revoked", 0, permanent=True)
     try:
         destination = resolve(delivery.url)
     except netguard.WebhookUrlRefused as refused:
-        return Outcome(None, posting.error_text(str(refused)), 0)
+        return posting.Outcome(None, posting.error_text(str(refused)), 0)
     previous = key.encrypted_previous_webhook_secret
     expires_at = key.previous_webhook_secret_expires_at
     overlap = previous and expires_at is not None and timezone.now() < expires_at
@@ -92,11 +91,11 @@ def _send(delivery: Delivery, decrypt, resolve) -> Outcome:
             previous_webhook_secret=decrypt(previous) if overlap else None,
         )
     except InvalidToken:
-        return Outcome(None, "Signing secret cannot be decrypted", 0)
+        return posting.Outcome(None, "Signing secret cannot be decrypted", 0)
     return posting.post(destination, request)
 
 
-def _next_state(delivery: Delivery, outcome: Outcome, *, now: datetime) -> tuple[str, dict]:
+def _next_state(delivery: Delivery, outcome: posting.Outcome, *, now: datetime) -> tuple[str, dict]:
     """Where the attempt leaves the delivery: its metric's outcome and its columns."""
     columns = {
         "status": DeliveryStatus.DELIVERED,
@@ -206,9 +205,12 @@ def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
     return claimed, rows[0]["waiting"] or len(deliveries) > 1 or made[-1].in_trouble
 
 
-def _send_due(delivery_ids, *, batch: int) -> tuple[bool, object, bool]:
-    """The due attempts of these deliveries, each claim taking up to `batch` of the backlog:
-    (whether it made any, their destination, whether others may wait for the slot it frees)."""
+def _send_due(delivery_ids, *, batch: int, key=None) -> tuple[bool, object, bool]:
+    """The due attempts of these deliveries (of destination `key` when known), each claim taking
+    up to `batch` of the backlog: (whether it made any, their destination, whether others wait)."""
+    # The claim alone tells whether a new delivery is due: it is read first only if not.
+    if key and len(delivery_ids) == 1 and (taken := _attempt(key, delivery_ids[0], batch=batch))[0]:
+        return True, key, taken[1]
     now = timezone.now()
     due = _due(delivery_ids, now=now)
     made, taken, key_id, look_further = False, set(), None, False
@@ -232,11 +234,11 @@ def delivery_attempt(*, delivery_id) -> bool:
     return _send_due([delivery_id], batch=1)[0]
 
 
-def delivery_send(*delivery_ids) -> bool:
-    """The delivery task: the due attempts of these deliveries (one destination's), each claim
-    taking its share of the due backlog, then in the slot it holds the deliveries waiting for a
-    slot, oldest first. True if it made any of its own."""
-    made, key_id, look_further = _send_due(delivery_ids, batch=queueing.DELIVERY_BATCH)
+def delivery_send(*delivery_ids, key=None) -> bool:
+    """The delivery task: the due attempts of these deliveries (one destination's, `key` when
+    the message names it), each claim taking its share of the due backlog, then in the slot it
+    holds the deliveries waiting for a slot, oldest first. True if it made any of its own."""
+    made, key_id, look_further = _send_due(delivery_ids, batch=queueing.DELIVERY_BATCH, key=key)
     while look_further:
         _, look_further = _attempt(key_id, None, batch=queueing.DELIVERY_BATCH)
     return made

@@ -13,10 +13,11 @@ logger = logging.getLogger(__name__)
 
 
 @shared_task(name=queueing.DELIVER_TASK, acks_late=True, ignore_result=True)
-def deliver(*delivery_ids: str) -> bool:
+def deliver(*delivery_ids: str, key: str | None = None) -> bool:
     """Makes the due attempts of these deliveries (then those of their destination's deliveries
-    that wait for a slot); a duplicate message finds nothing to claim."""
-    return sending.delivery_send(*delivery_ids)
+    that wait for a slot); a duplicate message finds nothing to claim. `key`: their destination,
+    which a new delivery's message names."""
+    return sending.delivery_send(*delivery_ids, key=key)
 
 
 @shared_task(name="webhooks.sweep", acks_late=True, ignore_result=True)

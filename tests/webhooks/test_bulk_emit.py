@@ -59,7 +59,7 @@ def test_deliveries_are_due_in_the_order_emitted_with_one_message_per_hundred(
 ):
     builders.api_key(organization, "partner_a", webhook_url=HOOK)
     published: list[tuple] = []
-    monkeypatch.setattr(queueing, "delivery_enqueue", lambda *ids, eta=None: published.append(ids))
+    monkeypatch.setattr(queueing, "delivery_enqueue", lambda *ids, **options: published.append(ids))
     # An earlier test's rolled-back group goes once nothing refers to it (queueing's weak ref).
     gc.collect()
 
@@ -73,6 +73,26 @@ def test_deliveries_are_due_in_the_order_emitted_with_one_message_per_hundred(
     # One destination: its new deliveries in messages of DELIVERY_BATCH ids, oldest first.
     assert [len(ids) for ids in published] == [queueing.DELIVERY_BATCH, 45]
     assert [i for ids in published for i in ids] == [d.id for d in deliveries]
+
+
+@pytest.mark.django_db
+def test_a_new_deliverys_message_names_its_destination(
+    organization, django_capture_on_commit_callbacks, monkeypatch
+):
+    """The worker then claims it at once, without reading it first (test_delivery.py)."""
+    issued = builders.api_key(organization, "partner_a", webhook_url=HOOK)
+    published: list[tuple] = []
+    monkeypatch.setattr(
+        queueing, "delivery_enqueue", lambda *ids, **options: published.append((ids, options))
+    )
+    gc.collect()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        builders.order_event(organization, "SO-1")
+
+    ((ids, options),) = published
+    assert ids == (Delivery.objects.get().id,)
+    assert options == {"key_id": issued.api_key.id}
 
 
 @pytest.mark.django_db

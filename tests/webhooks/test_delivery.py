@@ -7,6 +7,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from tenants.services import api_key_revoke, api_key_rotate, api_key_update
 from tests import builders
@@ -305,6 +307,25 @@ def test_delivered_delivery_is_not_sent_again(organization, receiver):
     assert tasks.deliver(delivery_id) is False  # a duplicate message
     assert tasks.deliver("6b9bc8a0-0000-4000-8000-000000000000") is False  # unknown id
     assert len(receiver.requests) == 1
+
+
+def test_a_message_naming_its_destination_is_claimed_without_reading_the_delivery_first(
+    organization, receiver
+):
+    """A new delivery's message names its key: the claim alone decides, one query fewer than a
+    message without it; a duplicate or early one still sends nothing (the delivery is read)."""
+    key = builders.api_key(organization, "partner_a", webhook_url=receiver.url).api_key
+    builders.order_event(organization, "SO-1")
+    builders.order_event(organization, "SO-2")
+    first, second = (str(d.id) for d in Delivery.objects.order_by("created_at", "id"))
+    with CaptureQueriesContext(connection) as without_key:
+        assert tasks.deliver(first) is True
+    with CaptureQueriesContext(connection) as with_key:
+        assert tasks.deliver(second, key=str(key.id)) is True
+    assert len(with_key) == len(without_key) - 1
+    assert "FOR NO KEY UPDATE" in with_key.captured_queries[0]["sql"]  # the claim comes first
+    assert tasks.deliver(second, key=str(key.id)) is False  # a duplicate message
+    assert len(receiver.requests) == 2
 
 
 def test_redeliver_starts_a_new_round_to_the_current_url(organization, receiver, httpserver):
