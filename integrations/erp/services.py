@@ -16,7 +16,7 @@ from integrations.errors import TransitionNotAllowed
 from integrations.models import TERMINAL_STATUSES, Order, OrderFamily, OrderStatus
 from integrations.services import orders as order_services
 from slots import selectors as slot_selectors
-from slots.models import SlotHold, SlotPolicy, SlotTemplate
+from slots.models import SlotHold, SlotTemplate
 from slots.occurrences import Occurrence, local_moment, zone_tz
 from slots.services import bookings as booking_services
 from slots.services import holds as hold_services
@@ -70,7 +70,7 @@ def erp_order_create(
         template = slot_selectors.slot_template_get(
             organization_id=organization_id,
             template_id=slot_template_id,
-            with_policy=pickup_address is None,
+            with_pickup=pickup_address is None,
         )
         hold = None
         if hold_id is not None:
@@ -86,13 +86,11 @@ def erp_order_create(
             now=hold.created_at if hold is not None else None,
         )
         if pickup_address is None:
-            try:
-                policy = template.organization.slot_policy  # read with the template
-            except SlotPolicy.DoesNotExist:
-                policy = template_services.slot_policy_get_or_create(
-                    organization_id=organization_id
-                )
-            pickup_address = policy.default_pickup_address
+            pickup_address = template.policy_pickup_address  # read with the template
+        if pickup_address is None:  # an organization without its policy yet
+            pickup_address = template_services.slot_policy_get_or_create(
+                organization_id=organization_id
+            ).default_pickup_address
         order = order_services.order_insert(
             organization_id=organization_id,
             family=OrderFamily.ERP,

@@ -154,6 +154,25 @@ def test_booking_takes_one_statement_on_the_counter_and_one_unsorted_read_of_the
     assert booked(template) == 3
 
 
+def test_the_default_pickup_is_one_column_of_the_template_read(organization, client, template):
+    """Not the organization's and the policy's whole rows: a lighter query to build."""
+    template_services.slot_policy_update(
+        organization_id=organization.id, default_pickup_address="Depot"
+    )
+    body = builders.erp_order(
+        template, builders.SUNDAY, pickupAddress=..., pickupLat=..., pickupLng=...
+    )
+    with CaptureQueriesContext(connection) as queries:
+        assert client.post(ORDERS, body, format="json").status_code == 201
+
+    sql = [q["sql"] for q in queries.captured_queries]
+    (read,) = [q for q in sql if 'FROM "slots_slottemplate"' in q]
+    assert '"slots_slotpolicy"."default_pickup_address"' in read
+    assert '"tenants_organization"."name"' not in read
+    assert '"slots_slotpolicy"."organization_id"' not in read.split(" FROM ")[0]
+    assert Order.objects.get().pickup_address == "Depot"
+
+
 def test_given_pickup_wins_over_the_default(organization, client, template):
     template_services.slot_policy_update(
         organization_id=organization.id, default_pickup_address="Depot"
