@@ -255,6 +255,14 @@ def zone_blackout_on(*, zone_id: UUID | str, day: date) -> bool:
     return ZoneBlackout.objects.filter(zone_id=zone_id, date=day).exists()
 
 
+def zone_kept(*, organization_id: UUID | str, zone_id: UUID | str) -> Zone | None:
+    """The organization's zone `zone_id` from the kept zone index (a copy; no query while the
+    index is current), or None where this process keeps no index or the index lacks the zone
+    (created a moment ago): the caller reads it then."""
+    index = spatial_index.kept_index_for(organization_id=organization_id)
+    return None if index is None else index.zone(zone_id)
+
+
 def zone_blackout_check(*, zone: Zone, day: date) -> None:
     """400 `Zone <name> takes no deliveries on <date>` on a blackout date of the zone (read from
     the organization's kept zone index: no query while it is current)."""

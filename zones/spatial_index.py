@@ -74,6 +74,11 @@ class ZoneIndex:
     def __len__(self) -> int:
         return len(self._zones)
 
+    def zone(self, zone_id) -> Zone | None:
+        """The zone `zone_id` of this index (a copy), or None when it has no such zone."""
+        position = self._position.get(zone_id)
+        return None if position is None else self._copy(position)
+
     def blacked_out(self, zone_id, day: date) -> bool:
         """Whether the zone takes no deliveries on `day` (a date in its time zone)."""
         return (zone_id, day) in self._blackouts

@@ -173,6 +173,32 @@ def test_the_default_pickup_is_one_column_of_the_template_read(organization, cli
     assert Order.objects.get().pickup_address == "Depot"
 
 
+def test_the_slots_zone_comes_from_the_warm_zone_index_and_a_zone_change_reaches_it(
+    organization, client, django_capture_on_commit_callbacks
+):
+    """The template is read alone (no zone columns, no zone query); a zone change retires the
+    index, so the next booking judges the zone as it now is."""
+    with django_capture_on_commit_callbacks(execute=True):  # committed: the index is kept
+        zone = builders.slot_zone(organization)
+    template = builders.slot_template(zone, day_of_week=0, start="08:00", capacity=3)
+    body = builders.erp_order(template, builders.SUNDAY, externalRef="SO-1")
+    assert client.post(ORDERS, body, format="json").status_code == 201  # warms the index
+
+    body = builders.erp_order(template, builders.SUNDAY, externalRef="SO-2")
+    with CaptureQueriesContext(connection) as queries:
+        assert client.post(ORDERS, body, format="json").status_code == 201
+    sql = [q["sql"] for q in queries.captured_queries]
+    (read,) = [q for q in sql if 'FROM "slots_slottemplate"' in q]
+    assert '"zones_zone"' not in read
+    assert not [q for q in sql if 'FROM "zones_zone"' in q]
+    assert Order.objects.get(external_ref="SO-2").zone_id == zone.id
+
+    with django_capture_on_commit_callbacks(execute=True):
+        zone_services.zone_update(zone=zone, enabled=False)
+    body = builders.erp_order(template, builders.SUNDAY, externalRef="SO-3")
+    assert_error(client.post(ORDERS, body, format="json"), 400, "Delivery zone is disabled")
+
+
 def test_given_pickup_wins_over_the_default(organization, client, template):
     template_services.slot_policy_update(
         organization_id=organization.id, default_pickup_address="Depot"
