@@ -56,25 +56,25 @@ def slot_template_get(
 ) -> SlotTemplate:
     """The organization's live template `template_id` with its zone; 404 `Slot not found`
     when unknown, deleted, of another organization or malformed (contract "Errors", "Authentication
-    and scope"). The zone comes from the kept zone index when this process keeps one (the
-    template is then read alone), else with the template.
+    and scope"). Its zone comes from the kept zone index when this process keeps one (the
+    template is read alone), else it is read when first used.
     `with_pickup` reads the slot policy's default pickup address in the same query, as
     `template.policy_pickup_address` (None when the organization has no policy yet)."""
     parsed = parse_uuid(template_id)
     if parsed is None:
         raise SlotNotFound()
-    templates = SlotTemplate.objects.filter(organization_id=organization_id)
+    templates = SlotTemplate.objects.all()
     if with_pickup:
         # One column, not the organization's and policy's rows: a lighter query to build.
         pickup = F("organization__slot_policy__default_pickup_address")
         templates = templates.annotate(policy_pickup_address=pickup)
     try:
         # get() reads the one row without ORDER BY (the model's ordering would cost a sort).
-        template = templates.get(pk=parsed, deleted_at=None)
+        template = templates.get(organization_id=organization_id, pk=parsed, deleted_at=None)
     except SlotTemplate.DoesNotExist:
         raise SlotNotFound() from None
     zone = zone_selectors.zone_kept(organization_id=organization_id, zone_id=template.zone_id)
-    if zone is not None:  # else read when first used (Redis away: no index is kept)
+    if zone is not None:
         template.zone = zone
     return template
 
