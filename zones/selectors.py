@@ -264,10 +264,13 @@ def zone_kept(*, organization_id: UUID | str, zone_id: UUID | str) -> Zone | Non
 
 
 def zone_blackout_check(*, zone: Zone, day: date) -> None:
-    """400 `Zone <name> takes no deliveries on <date>` on a blackout date of the zone (read from
-    the organization's kept zone index: no query while it is current)."""
-    index = spatial_index.kept_index_for(organization_id=zone.organization_id)
-    if index is None:
+    """400 `Zone <name> takes no deliveries on <date>` on a blackout date of the zone. A zone
+    the zone index gave carries its dates (`blackout_dates`, read with the index this request
+    used); another is checked against the kept index (no query while it is current)."""
+    carried = getattr(zone, "blackout_dates", None)
+    if carried is not None:
+        blacked_out = day in carried
+    elif (index := spatial_index.kept_index_for(organization_id=zone.organization_id)) is None:
         blacked_out = zone_blackout_on(zone_id=zone.id, day=day)
     else:
         blacked_out = index.blacked_out(zone.id, day)

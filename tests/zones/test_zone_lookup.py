@@ -212,6 +212,27 @@ def test_blackouts_come_with_the_warm_index_and_a_blackout_change_retires_it(
     selectors.zone_blackout_check(zone=zone, day=holiday)
 
 
+def test_a_zone_the_index_gave_carries_its_blackout_dates(
+    organization, django_capture_on_commit_callbacks, django_assert_num_queries, monkeypatch
+):
+    """A create that found its zone through the index checks the blackout on that zone: no
+    second version read in Redis, no query."""
+    zone = committed_z(django_capture_on_commit_callbacks, organization)
+    holiday = date(2030, 1, 6)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.zone_blackout_create(zone=zone, day=holiday, reason="Holiday")
+    found = selectors.zone_containing_point(
+        organization_id=organization.id, lat=builders.BERLIN[0], lng=builders.BERLIN[1]
+    )
+    asked: list = []
+    monkeypatch.setattr(spatial_index, "kept_index_for", lambda **kwargs: asked.append(kwargs))
+    with django_assert_num_queries(0):
+        with pytest.raises(ZoneBlackedOut):
+            selectors.zone_blackout_check(zone=found, day=holiday)
+        selectors.zone_blackout_check(zone=found, day=date(2030, 1, 7))
+    assert asked == []
+
+
 def test_without_a_kept_index_a_blackout_check_reads_the_blackouts_alone(organization):
     """Zones changed in the open transaction (or Redis away): no index can be kept, so the check
     is one query on the blackouts, not a build of every zone's polygon."""
