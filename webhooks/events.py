@@ -49,6 +49,7 @@ def event_emit(
     platform: str | None = None,
     event_id: str | None = None,
     coalesce: bool = False,
+    id_is_new: bool = False,
 ) -> Event:
     """Records an event in the caller's transaction and queues its delivery on commit (contract
     "Webhooks").
@@ -59,7 +60,8 @@ def event_emit(
     is recorded without a delivery. `event_id` defaults to a fresh `evt_...` id; an explicit id
     names one event for ever (emitting it again returns the first one, unchanged). With
     `coalesce=True`, while an event with this id is unsent, `payload` replaces its payload
-    instead of adding a second event.
+    instead of adding a second event. `id_is_new` says no event can have `event_id` yet (it
+    names a row this transaction inserted): the check for an earlier one is skipped.
 
     No savepoint: it runs inside hot transactions (an order create, a slot booking), so a
     taken id is an INSERT ... ON CONFLICT DO NOTHING, not a caught IntegrityError.
@@ -86,8 +88,9 @@ def event_emit(
                 created_at=now,
                 updated_at=now,
             )
-            Event.objects.bulk_create([recorded], ignore_conflicts=event_id is not None)
-            if event_id is None or Event.objects.filter(pk=recorded.pk).exists():
+            fresh = event_id is None or id_is_new
+            Event.objects.bulk_create([recorded], ignore_conflicts=not fresh)
+            if fresh or Event.objects.filter(pk=recorded.pk).exists():
                 _delivery_create(recorded, platform=platform)
                 return recorded
             if not coalesce:
@@ -386,12 +389,14 @@ def slot_booked_emit(
     available: int,
     updated_at,
 ) -> None:
-    """`erp.slot.booked` (id `erp.slot.booked:<order_id>`) when an order books a slot."""
+    """`erp.slot.booked` (id `erp.slot.booked:<order_id>`) when an order created in the caller's
+    transaction books its slot (so no event has that id yet)."""
     event_emit(
         organization_id=organization_id,
         family=Family.ERP,
         event=SLOT_BOOKED,
         event_id=f"{SLOT_BOOKED}:{order_id}",
+        id_is_new=True,
         payload={
             "polygon_id": str(zone.id),
             "polygon_name": zone.name,

@@ -173,6 +173,26 @@ def test_the_default_pickup_is_one_column_of_the_template_read(organization, cli
     assert Order.objects.get().pickup_address == "Depot"
 
 
+def test_the_slot_booked_event_is_written_without_looking_for_an_earlier_one(
+    organization, template
+):
+    """Its id names the order the same transaction creates, so no event can hold it yet: the
+    event is one INSERT, with no SELECT of earlier events and no ON CONFLICT."""
+    client = builders.erp_client(organization, webhook_url="http://127.0.0.1:9/hooks")
+    body = builders.erp_order(template, builders.SUNDAY, externalRef="SO-1")
+    with CaptureQueriesContext(connection) as queries:
+        assert client.post(ORDERS, body, format="json").status_code == 201
+
+    events = [q["sql"] for q in queries.captured_queries if '"webhooks_event"' in q["sql"]]
+    (insert,) = events
+    assert insert.startswith('INSERT INTO "webhooks_event"')
+    assert "ON CONFLICT" not in insert
+    order = Order.objects.get()
+    (event,) = builders.events_named("erp.slot.booked", organization)
+    assert event.event_id == f"erp.slot.booked:{order.id}"
+    assert event.deliveries.count() == 1
+
+
 def test_the_slots_zone_comes_from_the_warm_zone_index_and_a_zone_change_reaches_it(
     organization, client, django_capture_on_commit_callbacks
 ):
