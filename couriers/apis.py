@@ -239,7 +239,7 @@ class CourierOrderEventsApi(CourierApiView):
                 status, body = record()
             return Response(body, status=status)
         # An unknown order is a 404 whatever the key.
-        selectors.driver_order_stop(driver=driver, order_id=order_id)
+        selectors.driver_order_check(driver=driver, order_id=order_id)
         key = idempotency.idempotency_key_read(header)
         result = idempotency.idempotent_run(
             owner_id=driver.id,

@@ -129,6 +129,17 @@ class OrderStop:
     proof_policy: ProofPolicy
 
 
+def driver_order_check(*, driver: Driver, order_id: UUID | str) -> None:
+    """404 `Order not found` unless `order_id` is the driver's order, judged as
+    `driver_order_stop` judges it, without reading the order."""
+    parsed = parse_uuid(order_id)
+    theirs = Order.objects.filter(
+        pk=parsed, organization_id=driver.organization_id, driver_id=driver.id
+    )
+    if parsed is None or not theirs.exists():
+        raise OrderNotFound()
+
+
 def driver_order_stop(
     *, driver: Driver, order_id: UUID | str, lock: bool = False
 ) -> tuple[OrderStop, tzinfo]:

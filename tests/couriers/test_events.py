@@ -126,6 +126,45 @@ def test_another_drivers_order_is_not_found(courier, route_orders, organization,
     assert status_of(theirs) == "assigned"
 
 
+def test_an_order_not_theirs_is_not_found_whatever_the_key(
+    courier, route_orders, organization, zone, other_organization
+):
+    """With an Idempotency-Key too, and before the key is looked at: a key the driver used on
+    another order is not a 422 here, and a 404 keeps no key."""
+    other_driver = builders.driver(organization, "Other Driver")
+    theirs = builders.order_row(organization, zone=zone, external_ref="THEIRS")
+    builders.advance(theirs, "assigned", driver=other_driver)
+    stranger = builders.order_row(other_organization, external_ref="SO-1")
+    first = send(courier, route_orders[0], {"type": "picked_up"}, HTTP_IDEMPOTENCY_KEY="k")
+    assert first.status_code == 200
+
+    for order in (theirs, stranger):
+        for key in ("k", "new"):
+            response = send(courier, order, {"type": "picked_up"}, HTTP_IDEMPOTENCY_KEY=key)
+            assert_error(response, 404, "Order not found")
+    response = courier.post(
+        "/api/courier/orders/not-a-uuid/events",
+        {"type": "picked_up"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="k",
+    )
+    assert_error(response, 404, "Order not found")
+    assert list(CourierIdempotencyKey.objects.values_list("key", flat=True)) == ["k"]
+    assert status_of(theirs) == "assigned"
+
+
+def test_an_event_with_a_key_reads_the_order_once(courier, route_orders):
+    """The check before the key only asks whether the order is the driver's; the order, its
+    stop and the proof policy are read once, locked, with the event."""
+    with CaptureQueriesContext(connection) as queries:
+        response = send(courier, route_orders[0], {"type": "picked_up"}, HTTP_IDEMPOTENCY_KEY="k")
+
+    assert response.status_code == 200, response.content
+    sql = [q["sql"] for q in queries.captured_queries]
+    (stop_read,) = [q for q in sql if "stop_sequence" in q]
+    assert "FOR UPDATE" in stop_read
+
+
 def test_another_organizations_order_is_not_found(courier, route_orders, other_organization):
     stranger = builders.order_row(other_organization, external_ref="SO-1")
 
