@@ -8,7 +8,8 @@ Celery worker and beat).
 1. `delivered` with proof: drivers with committed routes of today whose orders are already
    `in_transit` (assigned → picked_up → in_transit through the status machine); each operation
    is one `POST /api/courier/orders/<id>/events` of type `delivered` with the recipient's name
-   and a signature (a PNG data URL of a few KB, as a signature pad sends), its
+   and a signature (a PNG data URL of a few KB, as a signature pad sends) and an
+   `Idempotency-Key` (the courier app sends one with every event), its
    `order.delivered` webhook delivered to a loopback receiver before the CPU is read.
 2. 20 location points in one call: drivers with 20 stops still ahead; each operation is one
    `POST /api/courier/locations` of 20 points 1 ms apart, the newest at the clock and newer
@@ -226,13 +227,9 @@ class Phone:
     def __init__(self) -> None:
         self.connection = http.client.HTTPConnection(BASE_HOST, PORT, timeout=30)
 
-    def post(self, path: str, token: str, body: dict) -> int:
-        self.connection.request(
-            "POST",
-            path,
-            body=json.dumps(body),
-            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        )
+    def post(self, path: str, token: str, body: dict, **headers: str) -> int:
+        headers.update({"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        self.connection.request("POST", path, body=json.dumps(body), headers=headers)
         response = self.connection.getresponse()
         response.read()
         return response.status
@@ -278,7 +275,9 @@ def deliver(pending: queue.Queue, signature: str, count: int) -> tuple[int, int,
                 "location": {"lat": DEPOT[0], "lng": DEPOT[1]},
                 "proof": {"recipientName": "Ada Lovelace", "signature": signature},
             }
-            status = phone.post(f"/api/courier/orders/{order_id}/events", token, body)
+            # With an Idempotency-Key, as the courier app sends each event (it may resend it).
+            path = f"/api/courier/orders/{order_id}/events"
+            status = phone.post(path, token, body, **{"Idempotency-Key": f"delivered-{order_id}"})
             ok, errors = (ok + 1, errors) if status < 300 else (ok, errors + 1)
 
     return run_clients(phone_work)
@@ -469,7 +468,8 @@ def main() -> int:  # noqa: PLR0915 - one run, told in order
         f"- method: {args.rounds} rounds, each {args.seconds} s of `dbread` (the CPU table's "
         "reference, wrk pinned to core 1: the rows compare within this run), then "
         f"{DELIVERED_PER_ROUND} `delivered` events (each on "
-        f"its own in_transit order of {DELIVERY_DRIVERS} drivers' committed routes of today; "
+        f"its own in_transit order of {DELIVERY_DRIVERS} drivers' committed routes of today, "
+        "with an Idempotency-Key as the courier app sends; "
         "recipient name and a signature PNG data URL of "
         f"{len(signature) // 1024} KB; the order.delivered webhook received by a loopback "
         f"receiver before the CPU is read), then {args.seconds} s of location batches "
