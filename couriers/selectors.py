@@ -133,10 +133,13 @@ def driver_order_check(*, driver: Driver, order_id: UUID | str) -> None:
     """404 `Order not found` unless `order_id` is the driver's order, judged as
     `driver_order_stop` judges it, without reading the order."""
     parsed = parse_uuid(order_id)
-    theirs = Order.objects.filter(
-        pk=parsed, organization_id=driver.organization_id, driver_id=driver.id
+    theirs = (
+        parsed is not None
+        and Order.objects.filter(
+            pk=parsed, organization_id=driver.organization_id, driver_id=driver.id
+        ).exists()
     )
-    if parsed is None or not theirs.exists():
+    if not theirs:
         raise OrderNotFound()
 
 
