@@ -227,8 +227,10 @@ class Phone:
     def __init__(self) -> None:
         self.connection = http.client.HTTPConnection(BASE_HOST, PORT, timeout=30)
 
-    def post(self, path: str, token: str, body: dict, **headers: str) -> int:
-        headers.update({"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    def post(self, path: str, token: str, body: dict, idempotency_key: str | None = None) -> int:
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = idempotency_key
         self.connection.request("POST", path, body=json.dumps(body), headers=headers)
         response = self.connection.getresponse()
         response.read()
@@ -277,7 +279,7 @@ def deliver(pending: queue.Queue, signature: str, count: int) -> tuple[int, int,
             }
             # With an Idempotency-Key, as the courier app sends each event (it may resend it).
             path = f"/api/courier/orders/{order_id}/events"
-            status = phone.post(path, token, body, **{"Idempotency-Key": f"delivered-{order_id}"})
+            status = phone.post(path, token, body, idempotency_key=f"delivered-{order_id}")
             ok, errors = (ok + 1, errors) if status < 300 else (ok, errors + 1)
 
     return run_clients(phone_work)
