@@ -94,6 +94,22 @@ def api_key_authenticate(*, value: str) -> ApiKeyPrincipal:
     return principal
 
 
+def webhook_destination(
+    *, organization_id: UUID | str, platform: str
+) -> tuple[UUID, str, list[str] | None] | None:
+    """(key id, webhook URL, webhook events) of the organization's active key of `platform`,
+    or None when it has none; through the key cache (tenants/keycache.py)."""
+
+    def load():
+        keys = ApiKey.objects.filter(
+            organization_id=organization_id, platform=platform, is_active=True
+        )
+        # One active key per platform (the model's constraint).
+        return next(iter(keys.values_list("pk", "webhook_url", "webhook_events")), None)
+
+    return keycache.webhook_destination(organization_id, platform, load)
+
+
 def auth_token_get(*, value: str) -> AuthToken:
     token = (
         AuthToken.objects.select_related("user")

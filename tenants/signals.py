@@ -1,6 +1,6 @@
-"""Changes that can refuse an API key invalidate the key cache once they commit, whichever path
-made them: the provisioning and management APIs, Django admin forms and actions, the services,
-or a bare `save()`/`delete()`. (`update()` is covered by `KeyCacheQuerySet`.)"""
+"""Changes that can refuse an API key or move a webhook destination invalidate the key cache
+once they commit, whichever path made them: the provisioning and management APIs, Django admin
+forms and actions, the services, or a bare `save()`/`delete()` (`update()`: `KeyCacheQuerySet`)."""
 
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
@@ -11,8 +11,8 @@ from tenants.models import ApiKey, Organization
 
 @receiver(post_save, sender=ApiKey, dispatch_uid="keycache-api-key-saved")
 def _api_key_saved(sender, instance, created, **kwargs):
-    if not created:  # a new key was never cached, so nothing can be stale
-        keycache.invalidate_on_commit()
+    # A new key too: it may be a webhook destination that was cached as missing.
+    keycache.invalidate_on_commit()
 
 
 @receiver(post_save, sender=Organization, dispatch_uid="keycache-organization-saved")

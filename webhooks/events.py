@@ -24,6 +24,7 @@ from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
 from delivery.ids import new_id
+from tenants import selectors as tenant_selectors
 from tenants.models import ApiKey, Platform
 from webhooks import catalog, queueing
 from webhooks.models import Delivery, Event, Family
@@ -109,13 +110,10 @@ def _delivery_create(event: Event, *, platform: str | None) -> None:
     """The event's delivery to the webhook URL of the organization's active key of `platform`
     (ERP events: the `erp` key), due now and queued on commit; none when that key has no URL
     or does not take this event (contract "Webhooks", and "Couriers" for opt-in events)."""
-    keys = ApiKey.objects.filter(
-        organization_id=event.organization_id,
-        platform=_key_platform(event.family, platform),
-        is_active=True,
-    ).values_list("pk", "webhook_url", "webhook_events")
-    # One active key per platform (tenants' constraint).
-    key_id, url, events = next(iter(keys), (None, "", None))
+    destination = tenant_selectors.webhook_destination(
+        organization_id=event.organization_id, platform=_key_platform(event.family, platform)
+    )
+    key_id, url, events = destination or (None, "", None)
     if not _takes(event.name, url, events):
         return
     now = event.created_at

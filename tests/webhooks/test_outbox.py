@@ -6,10 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tenants.services import api_key_revoke
+from tenants.services import api_key_revoke, api_key_update
 from tests import builders
 from webhooks import events as webhook_events
 from webhooks import queueing, services, tasks
@@ -54,6 +55,31 @@ def test_revoked_key_receives_nothing(organization):
     api_key_revoke(api_key=issued.api_key)
     emit_partner(organization)
     assert not Delivery.objects.filter(organization=organization).exists()
+
+
+def test_the_destination_is_read_from_the_keys_once_while_no_key_changes(organization):
+    builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    emit_partner(organization)
+    with CaptureQueriesContext(connection) as queries:
+        emit_partner(organization)
+    assert not [q for q in queries.captured_queries if "tenants_apikey" in q["sql"]]
+    assert Delivery.objects.filter(organization=organization).count() == 2
+
+
+def test_a_new_key_a_new_url_and_a_revoke_reach_the_next_event(organization):
+    builders.api_key(organization, "partner_b", webhook_url="http://127.0.0.1:9/b")
+    emit_partner(organization)  # no key of partner_a yet: no delivery, and that is cached
+    issued = builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/a")
+    emit_partner(organization)
+    api_key_update(api_key=issued.api_key, webhook_url="http://127.0.0.1:9/a2")
+    emit_partner(organization)
+    api_key_revoke(api_key=issued.api_key)
+    emit_partner(organization)
+    urls = Delivery.objects.filter(organization=organization).order_by("created_at")
+    assert list(urls.values_list("url", flat=True)) == [
+        "http://127.0.0.1:9/a",
+        "http://127.0.0.1:9/a2",
+    ]
 
 
 def test_partner_payload_carries_extra_fields_and_a_unique_id(organization):
