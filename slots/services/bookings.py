@@ -1,17 +1,13 @@
 """Writes on slots: the capacity rule, and booking, moving and releasing an order's slot
 (contract "Orders", "Slots and windows").
 
-One function takes a place of a slot, `slot_place_take`, for a booking and for a hold alike.
-Locks are always taken in one order: the order row (by the caller), then its booking, then
-`SlotDay` rows sorted by (template id, date), so two requests moving orders between the same
-two slots in opposite directions queue instead of deadlocking. The `order` these functions take
-is an `integrations.Order`, typed as a `Model`: slots stands below integrations
-(docs/architecture.md).
+Locks are taken in one order: the order row (by the caller), its booking, then `SlotDay` rows
+sorted by (template id, date), so crossing moves queue instead of deadlocking. `order` is an
+`integrations.Order`, typed as a `Model`: slots stands below integrations.
 """
 
 from dataclasses import dataclass
 from datetime import date, datetime
-from enum import Enum
 
 from django.db import transaction
 from django.db.models import Model
@@ -44,9 +40,8 @@ def slot_booking_check(
     dropoff_lng: float,
     now: datetime | None = None,
 ) -> Occurrence:
-    """The checks of contract "Orders" that come after "template exists", in their order: weekday,
-    cutoff, dropoff inside the template's zone. Capacity is checked under the lock by
-    `slot_place_take`. Returns the slot's occurrence on `day`."""
+    """The checks of contract "Orders" after "template exists", in their order (capacity comes
+    later, under the lock: `slot_place_take`). Returns the slot's occurrence on `day`."""
     if day_of_week(day) != template.day_of_week:
         raise SlotDayMismatch()
     slot = selectors.template_occurrence(template=template, day=day)
@@ -68,43 +63,29 @@ def slot_booking_check(
 # ----- the capacity rule -----
 
 
-class Place(Enum):
-    """What takes a place of a slot: a booking (counted on the slot's `SlotDay` row) or a hold
-    (its own `SlotHold` row, written by the caller once the place is taken)."""
+def slot_place_take(*, template: SlotTemplate, day: date, hold: bool = False) -> int:
+    """Takes a place of `template` on `day`, for a booking (counted on the slot's `SlotDay` row)
+    or a `hold` (its `SlotHold` row written by the caller), while bookings and live holds stay
+    within the capacity (docs/slot-holds.md), in the caller's transaction; else 400 `Delivery
+    slot is full`. Returns the places taken with this one.
 
-    BOOKING = "booking"
-    HOLD = "hold"
-
-
-def slot_place_take(*, template: SlotTemplate, day: date, place: Place) -> int:
-    """Takes a place of `template` on `day` while the slot's bookings and live holds stay
-    within its capacity (capacity rules 1-5, docs/slot-holds.md), in the caller's transaction;
-    400 `Delivery slot is full` otherwise. Returns the places taken with this one.
-
-    The counter statement locks the slot's `SlotDay` row until the transaction ends (and counts
-    a booking); the live holds are counted after it, in a statement of their own, so the count
-    reads every hold a transaction this one queued behind has committed (in the counter
-    statement itself, it would read the statement's older snapshot).
-    """
+    The counter statement locks the `SlotDay` row until the transaction ends; the live holds are
+    counted after it, in a statement of its own, whose snapshot has every hold committed by a
+    transaction this one queued behind (the counter statement's own snapshot is older)."""
     capacity = template.capacity
-    booking = place is Place.BOOKING
-    counter = counters.place_take(
-        model=SlotDay,
-        key={"template": template.id, "date": day},
-        capacity=capacity,
-        bookings=1 if booking else 0,
-    )
+    key = {"template": template.id, "date": day}
+    counter = counters.place_take(model=SlotDay, key=key, capacity=capacity, bookings=int(not hold))
     if counter is not None:
         live_holds = selectors.slot_live_hold_count(template_id=template.id, day=day)
-        taken = counter.booked + live_holds + (0 if booking else 1)
+        taken = counter.booked + live_holds + int(hold)
         if taken <= capacity:
-            if booking:
+            if not hold:
                 metrics.booking_made("slot")
             return taken
-        if booking:
+        if not hold:
             # The live holds leave no room: the booking the statement counted goes back.
             counters.place_give_back(model=SlotDay, pk=counter.pk)
-    if booking:
+    if not hold:
         metrics.booking_refused("slot")
     raise SlotFull()
 
@@ -171,7 +152,7 @@ def slot_book(*, order: Model, template: SlotTemplate, day: date) -> SlotBooked:
         )
         # Everything above runs before the lock; the lock is held for the rest of the
         # transaction only: the count of holds, the event and the commit.
-        booked = slot_place_take(template=template, day=day, place=Place.BOOKING)
+        booked = slot_place_take(template=template, day=day)
         return slot_booked(order=order, template=template, booking=booking, booked=booked)
 
 
@@ -189,7 +170,7 @@ def slot_booking_move(*, order: Model, template: SlotTemplate, day: date) -> Slo
             old_key = (booking.template_id, booking.date)
         # Both counters first, in the one order: crossing moves never deadlock.
         _slot_days_lock({(template.id, day), old_key} - {None})
-        slot_place_take(template=template, day=day, place=Place.BOOKING)
+        slot_place_take(template=template, day=day)
         old_template = None
         if old_key is not None:
             counters.place_give_back(model=SlotDay, template_id=old_key[0], date=old_key[1])

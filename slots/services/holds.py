@@ -1,10 +1,7 @@
 """Writes on slot holds (docs/slot-holds.md): a place of a slot taken during a checkout, turned
-into an order's booking, released, or swept once expired.
-
-A hold takes its place with the capacity rule of bookings (`slot_place_take`); its own row,
-`SlotHold`, is the one record of it: it counts as a taken place while it is unused and not
-expired.
-"""
+into an order's booking, released, or swept once expired. A hold takes its place by the capacity
+rule of bookings (`slot_place_take`); its `SlotHold` row, the one record of it, counts as a taken
+place while it is unused and not expired."""
 
 from datetime import date, datetime, timedelta
 from uuid import UUID
@@ -21,7 +18,6 @@ from slots.errors import SlotHoldExpired, SlotHoldMismatch, SlotHoldNotFound, Sl
 from slots.models import SlotBooking, SlotDay, SlotHold, SlotTemplate
 from slots.occurrences import Occurrence
 from slots.services.bookings import (
-    Place,
     SlotBooked,
     slot_booked,
     slot_booking_check,
@@ -44,17 +40,16 @@ def slot_hold_create(
     dropoff_lng: float,
     ttl_seconds: int = HOLD_TTL_DEFAULT_SECONDS,
 ) -> tuple[SlotHold, Occurrence]:
-    """Takes one place of `template` on `day` for the API key `api_key_id` during
-    `ttl_seconds`, after the checks of an ERP create in their order (weekday, cutoff, dropoff,
-    zone enabled, then capacity under the slot's lock: 400 `Delivery slot is full`). Emits
-    `erp.slots.updated`. Returns the hold and the slot's occurrence."""
+    """Takes a place of `template` on `day` for the API key `api_key_id` during `ttl_seconds`,
+    after the checks of an ERP create in their order, and emits `erp.slots.updated`. Returns the
+    hold and the slot's occurrence."""
     slot = slot_booking_check(
         template=template, day=day, dropoff_lat=dropoff_lat, dropoff_lng=dropoff_lng
     )
     if not 1 <= ttl_seconds <= HOLD_TTL_MAX_SECONDS:
         raise ValueError("ttl_seconds out of range")
     with transaction.atomic():
-        slot_place_take(template=template, day=day, place=Place.HOLD)
+        slot_place_take(template=template, day=day, hold=True)
         now = timezone.now()
         hold = SlotHold.objects.create(
             organization_id=template.organization_id,
@@ -85,8 +80,8 @@ def _hold_locked(*, api_key_id, hold_id) -> SlotHold:
 def slot_hold_claim(
     *, api_key_id: UUID | str, hold_id: UUID | str, template: SlotTemplate, day: date
 ) -> SlotHold:
-    """The hold an ERP create names, locked, in the caller's transaction: the key's own (404),
-    for this template and date (400), not used (409), not expired (409)."""
+    """The hold an ERP create names, locked: the key's own (404), for this template and date
+    (400), not used (409), not expired (409)."""
     hold = _hold_locked(api_key_id=api_key_id, hold_id=hold_id)
     if hold.template_id != template.id or hold.date != day:
         raise SlotHoldMismatch()
@@ -98,10 +93,10 @@ def slot_hold_claim(
 
 
 def slot_hold_book(*, order: Model, hold: SlotHold, template: SlotTemplate) -> SlotBooked:
-    """Turns the claimed `hold` into `order`'s booking, in the caller's transaction: the place
-    the hold took becomes a booking (no second place, no capacity check). 409 `Slot hold has
-    expired` when, under the slot's lock, the hold is no longer live (it expired while the
-    order was written: a booking may have taken its place since). Emits `erp.slot.booked`."""
+    """Turns the claimed `hold` into `order`'s booking, in the caller's transaction: its place
+    becomes the booking's, with no capacity check. 409 `Slot hold has expired` when, under the
+    slot's lock, it is no longer live (a booking may have taken its place since). Emits
+    `erp.slot.booked`."""
     with transaction.atomic(savepoint=False):
         booking = SlotBooking.objects.create(
             organization_id=order.organization_id,

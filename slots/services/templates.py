@@ -1,10 +1,6 @@
 """Writes on slots: the organization's slot policy, templates and seeding (contract "Slots and
-windows", "Management API").
-
-Templates: `endTime` or `durationMinutes` may be given, the other is derived; missing values come
-from the organization's slot policy. Every template change and every seed emits
-`erp.slots.updated` for the zone, in the same transaction.
-"""
+windows", "Management API"). Every template change and every seed emits `erp.slots.updated` for
+the zone, in the same transaction."""
 
 from datetime import time
 from uuid import UUID
@@ -28,12 +24,9 @@ SEED_FIRST_START = time(8, 0)
 SEED_LAST_END_MINUTES = 20 * 60
 
 
-# ----- policy -----
-
-
 def slot_policy_get_or_create(*, organization_id: UUID | str) -> SlotPolicy:
-    """The organization's slot policy, created with the defaults of contract "Slots and windows"
-    when it has none yet (concurrent first calls create one row: the one-to-one key decides)."""
+    """The organization's slot policy, created with the contract's defaults the first time
+    (concurrent first calls create one row: the one-to-one key decides)."""
     return SlotPolicy.objects.get_or_create(organization_id=organization_id)[0]
 
 
@@ -45,10 +38,10 @@ def slot_policy_update(
     default_duration_minutes: int = _UNSET,
     default_cutoff_minutes: int = _UNSET,
     default_vehicle_capacity: list[dict] = _UNSET,
-    default_pickup_address: str = _UNSET,
+    default_pickup_address: str | None = _UNSET,
 ) -> SlotPolicy:
-    """Changes the given fields of the policy (the others keep their values)."""
-    # Locked as it is read, or created (concurrent first calls: the one-to-one key decides).
+    """Changes the given fields of the policy, locked as it is read or created (a None pickup
+    address clears it)."""
     locked = SlotPolicy.objects.select_for_update()
     policy, _ = locked.get_or_create(organization_id=organization_id)
     changes = {
@@ -66,32 +59,35 @@ def slot_policy_update(
     return policy
 
 
-# ----- templates -----
-
-
 def slot_duration_derive(
     *, start: time, end_time: time | None, duration_minutes: int | None, default: int
 ) -> int:
-    """The slot's duration from `endTime` or `durationMinutes` (contract "Slots and windows"); an
-    `endTime` of
-    00:00 is midnight at the end of the day. A slot ends on its own day."""
+    """The slot's duration from `endTime` (00:00 is midnight at the end of the day) or
+    `durationMinutes`, else `default`; a slot ends on its own day (contract "Slots and windows")."""
     start_minutes = minutes_of(start)
-    from_end = None
+    duration = duration_minutes
     if end_time is not None:
-        end_minutes = minutes_of(end_time) or MINUTES_PER_DAY
-        from_end = end_minutes - start_minutes
-        if from_end <= 0:
+        duration = (minutes_of(end_time) or MINUTES_PER_DAY) - start_minutes
+        if duration <= 0:
             raise ValidationFailed(["endTime must be after startTime"])
-    if from_end is not None and duration_minutes is not None and from_end != duration_minutes:
-        raise ValidationFailed(
-            ["durationMinutes must equal the minutes from startTime to endTime when both are given"]
-        )
-    duration = from_end if from_end is not None else duration_minutes
-    if duration is None:
-        duration = default
+        if duration_minutes is not None and duration != duration_minutes:
+            raise ValidationFailed(
+                [
+                    "durationMinutes must equal the minutes from startTime to endTime when both "
+                    "are given"
+                ]
+            )
+    duration = default if duration is None else duration
     if start_minutes + duration > MINUTES_PER_DAY:
         raise ValidationFailed(["durationMinutes: a slot must end by midnight of its day"])
     return duration
+
+
+def slot_zone_changed(*, zone: Zone) -> None:
+    """Emits `erp.slots.updated` for the zone (hour-bucketed and coalesced, contract "Webhooks")
+    with its templates and the next 14 days' availability, in the caller's transaction."""
+    slots, availability = selectors.slots_updated_payload(zone=zone)
+    webhook_events.slots_updated_emit(zone=zone, slots=slots, availability=availability)
 
 
 def _check_zone(zone: Zone, organization_id: UUID | str) -> None:
@@ -101,131 +97,83 @@ def _check_zone(zone: Zone, organization_id: UUID | str) -> None:
         raise ZoneNotForSlots()
 
 
-def _save_template(template: SlotTemplate, *, creating: bool) -> None:
-    try:
-        with transaction.atomic():
-            template.save(force_insert=creating)
-    except IntegrityError:
-        # The partial unique index: a live template of this zone already starts then.
-        raise SlotTemplateTaken(
-            day_of_week=template.day_of_week, start_time=hh_mm(minutes_of(template.start_time))
-        ) from None
-
-
-def slot_zone_changed(*, zone: Zone) -> None:
-    """Emits `erp.slots.updated` for the zone (hour-bucketed and coalesced, contract "Webhooks")
-    with
-    its templates and the availability of the next 14 days, in the caller's transaction."""
-    slots, availability = selectors.slots_updated_payload(zone=zone)
-    webhook_events.slots_updated_emit(zone=zone, slots=slots, availability=availability)
-
-
-def _check_one_cutoff(cutoff_minutes: int | None, cutoff_day_before_at: time | None) -> None:
-    if cutoff_minutes is not None and cutoff_day_before_at is not None:
-        raise ValidationFailed(["Provide either cutoffMinutes or cutoffDayBeforeAt, not both"])
-
-
-@transaction.atomic
-def slot_template_create(
-    *,
-    organization_id: UUID | str,
-    zone: Zone,
-    day_of_week: int,
-    start_time: time,
-    end_time: time | None = None,
-    duration_minutes: int | None = None,
-    cutoff_minutes: int | None = None,
-    vehicle_capacity: list[dict] | None = None,
-    cutoff_day_before_at: time | None = None,
-) -> SlotTemplate:
-    """A new template of `zone` (purpose `slot` or `both`, else 400); values not given come
-    from the organization's slot policy. 409 when a live template of the zone already starts
-    at that weekday and time. The cutoff is `cutoff_minutes` or `cutoff_day_before_at`, never
-    both (400); with neither, the policy's default minutes."""
-    _check_one_cutoff(cutoff_minutes, cutoff_day_before_at)
-    _check_zone(zone, organization_id)
-    policy = slot_policy_get_or_create(organization_id=organization_id)
-    now = timezone.now()
-    template = SlotTemplate(
-        organization_id=zone.organization_id,
-        zone=zone,
-        day_of_week=day_of_week,
-        start_time=start_time,
-        duration_minutes=slot_duration_derive(
-            start=start_time,
-            end_time=end_time,
-            duration_minutes=duration_minutes,
-            default=policy.default_duration_minutes,
-        ),
-        cutoff_minutes=(
-            None
-            if cutoff_day_before_at is not None
-            else cutoff_minutes
-            if cutoff_minutes is not None
-            else policy.default_cutoff_minutes
-        ),
-        cutoff_day_before_at=cutoff_day_before_at,
-        vehicle_capacity=(
-            vehicle_capacity if vehicle_capacity is not None else policy.default_vehicle_capacity
-        ),
-        created_at=now,
-        updated_at=now,
-    )
-    _save_template(template, creating=True)
-    slot_zone_changed(zone=zone)
-    return template
-
-
-@transaction.atomic
-def slot_template_update(
-    *,
+def _template_save(
     template: SlotTemplate,
+    *,
+    creating: bool,
     zone: Zone = _UNSET,
     day_of_week: int = _UNSET,
     start_time: time = _UNSET,
     end_time: time | None = None,
     duration_minutes: int | None = None,
     cutoff_minutes: int | None = None,
-    vehicle_capacity: list[dict] = _UNSET,
     cutoff_day_before_at: time | None = None,
+    vehicle_capacity: list[dict] = _UNSET,
 ) -> SlotTemplate:
-    """Changes the given fields (PATCH). A new `startTime` alone keeps the duration; `endTime`
-    or `durationMinutes` set the duration. Existing bookings keep their slot. A new
-    `cutoff_minutes` replaces a day-before cutoff and a new `cutoff_day_before_at` replaces
-    cutoff minutes; both at once: 400. `None` for any of these four is the same as not giving
-    it: none of them can be cleared."""
-    _check_one_cutoff(cutoff_minutes, cutoff_day_before_at)
-    locked = (
-        SlotTemplate.objects.select_for_update(of=("self",))
-        .select_related("zone")
-        .get(pk=template.pk)
-    )
-    old_zone = locked.zone
+    """Sets the given values on `template` (a new one, or one locked for update) by the rules of
+    `slot_template_update`, saves it and emits `erp.slots.updated` for its zone (and its old
+    one)."""
+    if cutoff_minutes is not None and cutoff_day_before_at is not None:
+        raise ValidationFailed(["Provide either cutoffMinutes or cutoffDayBeforeAt, not both"])
+    old_zone = None if creating else template.zone
     if zone is not _UNSET:
-        _check_zone(zone, locked.organization_id)
-        locked.zone = zone
+        _check_zone(zone, template.organization_id)
+        template.zone = zone
     if day_of_week is not _UNSET:
-        locked.day_of_week = day_of_week
+        template.day_of_week = day_of_week
     if start_time is not _UNSET:
-        locked.start_time = start_time
-    locked.duration_minutes = slot_duration_derive(
-        start=locked.start_time,
+        template.start_time = start_time
+    template.duration_minutes = slot_duration_derive(
+        start=template.start_time,
         end_time=end_time,
         duration_minutes=duration_minutes,
-        default=locked.duration_minutes,
+        default=template.duration_minutes,
     )
     if cutoff_minutes is not None:
-        locked.cutoff_minutes, locked.cutoff_day_before_at = cutoff_minutes, None
+        template.cutoff_minutes, template.cutoff_day_before_at = cutoff_minutes, None
     elif cutoff_day_before_at is not None:
-        locked.cutoff_minutes, locked.cutoff_day_before_at = None, cutoff_day_before_at
-    if vehicle_capacity is not _UNSET:
-        locked.vehicle_capacity = vehicle_capacity
-    locked.updated_at = timezone.now()
-    _save_template(locked, creating=False)
-    slot_zone_changed(zone=locked.zone)
-    if locked.zone.id != old_zone.id:
+        template.cutoff_minutes, template.cutoff_day_before_at = None, cutoff_day_before_at
+    if vehicle_capacity is not _UNSET and vehicle_capacity is not None:
+        template.vehicle_capacity = vehicle_capacity
+    template.updated_at = timezone.now()
+    if creating:
+        template.created_at = template.updated_at
+    try:
+        with transaction.atomic():
+            template.save(force_insert=creating)
+    except IntegrityError:
+        # The partial unique index: a live template of this zone already starts then.
+        start = hh_mm(minutes_of(template.start_time))
+        raise SlotTemplateTaken(day_of_week=template.day_of_week, start_time=start) from None
+    slot_zone_changed(zone=template.zone)
+    if old_zone is not None and old_zone.id != template.zone.id:
         slot_zone_changed(zone=old_zone)
-    return locked
+    return template
+
+
+@transaction.atomic
+def slot_template_create(*, organization_id: UUID | str, zone: Zone, **values) -> SlotTemplate:
+    """A new template of `zone` (purpose `slot` or `both`, else 400) from `values` (those of
+    `slot_template_update`; `day_of_week` and `start_time` required), the slot policy giving
+    what they leave out. 409 when a live template of the zone already starts then."""
+    policy = slot_policy_get_or_create(organization_id=organization_id)
+    template = SlotTemplate(
+        organization_id=organization_id,
+        duration_minutes=policy.default_duration_minutes,
+        cutoff_minutes=policy.default_cutoff_minutes,
+        vehicle_capacity=policy.default_vehicle_capacity,
+    )
+    return _template_save(template, creating=True, zone=zone, **values)
+
+
+@transaction.atomic
+def slot_template_update(*, template: SlotTemplate, **changes) -> SlotTemplate:
+    """Changes the given fields (PATCH): `zone`, `day_of_week`, `start_time`, `end_time` or
+    `duration_minutes` (a new start alone keeps the duration), `cutoff_minutes` or
+    `cutoff_day_before_at` (either replaces the other; both: 400), `vehicle_capacity`; None is
+    the same as not giving it. Existing bookings keep their slot. 409 as on create."""
+    locked = SlotTemplate.objects.select_for_update(of=("self",)).select_related("zone")
+    return _template_save(locked.get(pk=template.pk), creating=False, **changes)
 
 
 @transaction.atomic
@@ -234,14 +182,6 @@ def slot_template_delete(*, template: SlotTemplate) -> None:
     `erp.slots.updated` without it."""
     SlotTemplate.objects.filter(pk=template.pk, deleted_at=None).update(deleted_at=timezone.now())
     slot_zone_changed(zone=template.zone)
-
-
-def _seed_starts(*, first_start: time, last_end_minutes: int, duration: int) -> list[time]:
-    starts, minutes = [], minutes_of(first_start)
-    while minutes + duration <= last_end_minutes:
-        starts.append(time(minutes // 60, minutes % 60))
-        minutes += duration
-    return starts
 
 
 @transaction.atomic
@@ -256,63 +196,44 @@ def slot_templates_seed(
     """Creates templates from the slot policy (contract "Management API"): for each zone
     (default: every zone of purpose `slot` or `both`), each weekday (default 0-4, Sunday to
     Thursday), slots of the policy's duration back to back from `first_start` (08:00) until
-    `last_end` (20:00; 00:00 is midnight). Slots that already exist (zone, weekday, start) are
-    left alone, so seeding twice creates nothing new. Returns the templates created."""
+    `last_end` (20:00; 00:00 is midnight). A slot that already starts then (zone, weekday,
+    start) is left alone, so seeding twice creates nothing new. Returns the templates created."""
     policy = slot_policy_get_or_create(organization_id=organization_id)
     if zones is None:
-        zones = list(
-            Zone.objects.filter(
-                organization_id=organization_id, purpose__in=SLOT_PURPOSES
-            ).order_by("name", "id")
-        )
+        zones = Zone.objects.filter(organization_id=organization_id, purpose__in=SLOT_PURPOSES)
+        zones = list(zones.order_by("name", "id"))
     for zone in zones:
         _check_zone(zone, organization_id)
-    first_start = first_start or SEED_FIRST_START
-    last_end_minutes = (
-        (minutes_of(last_end) or MINUTES_PER_DAY) if last_end else SEED_LAST_END_MINUTES
-    )
-    if minutes_of(first_start) >= last_end_minutes:
+    first = minutes_of(first_start or SEED_FIRST_START)
+    last = (minutes_of(last_end) or MINUTES_PER_DAY) if last_end else SEED_LAST_END_MINUTES
+    if first >= last:
         raise ValidationFailed(["firstStart must be before lastEnd"])
-    days = sorted(set(days_of_week if days_of_week is not None else SEED_DAYS_OF_WEEK))
-    starts = _seed_starts(
-        first_start=first_start,
-        last_end_minutes=last_end_minutes,
-        duration=policy.default_duration_minutes,
-    )
-    existing = set(
-        SlotTemplate.objects.filter(
-            zone__in=zones, deleted_at=None, day_of_week__in=days
-        ).values_list("zone_id", "day_of_week", "start_time")
-    )
-    created: list[SlotTemplate] = []
+    duration = policy.default_duration_minutes
+    starts = [time(m // 60, m % 60) for m in range(first, last - duration + 1, duration)]
     now = timezone.now()
-    # What every seeded template shares: the policy's values, and the moment of the seed.
-    shared = {
-        "duration_minutes": policy.default_duration_minutes,
-        "cutoff_minutes": policy.default_cutoff_minutes,
-        "vehicle_capacity": policy.default_vehicle_capacity,
-        "created_at": now,
-        "updated_at": now,
-    }
+    wanted = [
+        SlotTemplate(
+            organization_id=organization_id,
+            zone=zone,
+            day_of_week=day,
+            start_time=start,
+            duration_minutes=duration,
+            cutoff_minutes=policy.default_cutoff_minutes,
+            vehicle_capacity=policy.default_vehicle_capacity,
+            created_at=now,
+            updated_at=now,
+        )
+        for zone in zones
+        for day in sorted(set(days_of_week if days_of_week is not None else SEED_DAYS_OF_WEEK))
+        for start in starts
+    ]
+    # A slot that exists, or that a concurrent seed wrote first, conflicts on the partial unique
+    # index and is skipped; the ids (set here) tell which rows this seed inserted.
+    SlotTemplate.objects.bulk_create(wanted, ignore_conflicts=True)
+    ids = [template.pk for template in wanted]
+    inserted = set(SlotTemplate.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    created = [template for template in wanted if template.pk in inserted]
     for zone in zones:
-        created_here = 0
-        for day in days:
-            for start in starts:
-                if (zone.id, day, start) in existing:
-                    continue
-                template = SlotTemplate(
-                    organization_id=organization_id,
-                    zone=zone,
-                    day_of_week=day,
-                    start_time=start,
-                    **shared,
-                )
-                try:
-                    _save_template(template, creating=True)
-                except SlotTemplateTaken:
-                    continue  # seeded at the same moment by a concurrent request
-                created.append(template)
-                created_here += 1
-        if created_here:
+        if any(template.zone is zone for template in created):
             slot_zone_changed(zone=zone)
     return created
