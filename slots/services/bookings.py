@@ -60,9 +60,6 @@ def slot_booking_check(
     return slot
 
 
-# ----- the capacity rule -----
-
-
 def slot_place_take(*, template: SlotTemplate, day: date, hold: bool = False) -> int:
     """Takes a place of `template` on `day`, for a booking (counted on the slot's `SlotDay` row)
     or a `hold` (its `SlotHold` row written by the caller), while bookings and live holds stay
@@ -102,9 +99,6 @@ def _slot_days_lock(keys: set[tuple]) -> None:
         SlotDay.objects.select_for_update().get(template_id=template_id, date=day)
 
 
-# ----- bookings -----
-
-
 @dataclass(frozen=True)
 class SlotBooked:
     booking: SlotBooking
@@ -139,8 +133,7 @@ def slot_booked(
 
 def slot_book(*, order: Model, template: SlotTemplate, day: date) -> SlotBooked:
     """Books `template` on `day` for a new `order` (capacity rules 1-5), in the caller's
-    transaction, and emits `erp.slot.booked`. 400 `Delivery slot is full` at capacity (the
-    caller's transaction is then rolled back, order included)."""
+    transaction, and emits `erp.slot.booked`. 400 `Delivery slot is full` at capacity."""
     # No savepoint of its own: a refusal rolls the caller's transaction back, order included.
     with transaction.atomic(savepoint=False):
         booking = SlotBooking.objects.create(
@@ -203,6 +196,5 @@ def slot_booking_release(*, order: Model) -> None:
         counters.place_give_back(model=SlotDay, template_id=booking.template_id, date=booking.date)
         booking.released_at = timezone.now()
         booking.save(update_fields=["released_at"])
-        zone = Zone.objects.filter(slot_templates__id=booking.template_id).first()
-        if zone is not None:
-            slot_zone_changed(zone=zone)
+        # Its template and zone exist: deleting either deletes the row locked here (CASCADE).
+        slot_zone_changed(zone=Zone.objects.get(slot_templates__id=booking.template_id))

@@ -17,12 +17,7 @@ from slots import selectors
 from slots.errors import SlotHoldExpired, SlotHoldMismatch, SlotHoldNotFound, SlotHoldUsed
 from slots.models import SlotBooking, SlotDay, SlotHold, SlotTemplate
 from slots.occurrences import Occurrence
-from slots.services.bookings import (
-    SlotBooked,
-    slot_booked,
-    slot_booking_check,
-    slot_place_take,
-)
+from slots.services.bookings import SlotBooked, slot_booked, slot_booking_check, slot_place_take
 from slots.services.templates import slot_zone_changed
 from zones.models import Zone
 
@@ -133,9 +128,8 @@ def slot_hold_release(*, api_key_id: UUID | str, hold_id: UUID | str) -> None:
     if hold.used_at is not None:
         raise SlotHoldUsed()
     hold.delete()
-    zone = Zone.objects.filter(slot_templates__id=hold.template_id).first()
-    if zone is not None:
-        slot_zone_changed(zone=zone)
+    # Its template and zone exist: deleting either deletes the row locked here (CASCADE).
+    slot_zone_changed(zone=Zone.objects.get(slot_templates__id=hold.template_id))
 
 
 def slot_holds_expired_delete(
