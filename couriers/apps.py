@@ -7,5 +7,5 @@ class CouriersConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the courier token's OpenAPI security scheme (drf-spectacular discovers
-        # extensions on import).
-        from couriers import schema  # noqa: F401, PLC0415
+        # extensions on import) and connects the token's key-cache receivers.
+        from couriers import schema, signals  # noqa: F401, PLC0415

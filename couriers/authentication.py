@@ -30,8 +30,8 @@ class CourierPrincipal:
 
 class CourierTokenAuthentication(BaseAuthentication):
     """401 `Invalid or missing token` for a missing, malformed, unknown or ended token, and for
-    a driver or organization made inactive: the token is looked up in the database on every
-    request, so an end takes effect in every process from its commit on."""
+    a driver or organization made inactive: the token is read through the key cache, which any
+    such change makes stale in every process from its commit on."""
 
     def authenticate(self, request) -> tuple[CourierPrincipal, CourierPrincipal]:
         scheme, _, value = request.headers.get("Authorization", "").partition(" ")

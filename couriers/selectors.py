@@ -17,6 +17,7 @@ from delivery.timezones import zone_tz
 from dispatch.models import PlanRoute, PlanStatus, PlanStop, StopKind
 from integrations.errors import OrderNotFound
 from integrations.models import Order, OrderStatus, OrderStatusEvent, ServiceType
+from tenants import keycache
 from tenants.errors import InvalidToken
 from tenants.models import Driver
 from tenants.services import secret_digest
@@ -25,10 +26,16 @@ from tenants.services import secret_digest
 def driver_token_authenticate(*, value: str) -> Driver:
     """The active driver (of an active organization) whose token `value` is; 401 otherwise.
 
-    One indexed query by the token's digest (statements.DRIVER_BY_TOKEN: every courier request
-    starts with it), and the digest compared again in constant time."""
+    Through the key cache (tenants/keycache.py: a new token, a revoke, a driver or organization
+    made inactive end it in every process at once), else one indexed query by the token's digest
+    (statements.DRIVER_BY_TOKEN); the digest is compared again in constant time."""
     digest = secret_digest(value)
-    driver = next(iter(Driver.objects.raw(statements.DRIVER_BY_TOKEN, {"digest": digest})), None)
+
+    def load() -> Driver | None:
+        drivers = Driver.objects.raw(statements.DRIVER_BY_TOKEN, {"digest": digest})
+        return next(iter(drivers), None)
+
+    driver = keycache.through(f"driver-token:{digest}", load, keep_missing=False)
     if driver is None or not hmac.compare_digest(driver.token_digest, digest):
         raise InvalidToken()
     return driver

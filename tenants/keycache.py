@@ -1,5 +1,5 @@
-"""The API-key lookup cache in Redis, so authentication, and finding where an event's webhook
-goes, cost no database query (docs/performance.md).
+"""The API-key lookup cache in Redis, so authentication (API keys and driver tokens) and finding
+where an event's webhook goes cost no database query (docs/performance.md).
 
 Every entry is tagged with the cache generation current when its row was read, and an entry
 counts only while that generation is still current. Any change that can refuse a key (rotate,
@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property
+from typing import Any
 
 from django.apps import apps
 from django.core.cache import cache
@@ -79,11 +80,11 @@ def store(digest: str, principal: ApiKeyPrincipal, generation: str | None) -> No
         logger.warning("API key cache unavailable: %s", exc.__class__.__name__)
 
 
-def webhook_destination(organization_id, platform: str, load: Callable[[], tuple | None]):
-    """`load()`, the organization's webhook destination for `platform`, cached as a principal
-    is: under the current generation, read with it in one round trip, so an event's delivery
-    reads no key row while no key or organization changed. Redis unavailable: `load()`."""
-    entry_key = f"webhook-destination:{organization_id}:{platform}"
+def through(entry_key: str, load: Callable[[], Any], *, keep_missing: bool) -> Any:
+    """`load()`'s answer, cached as a principal is: under the current generation, read with it
+    in one round trip, so it is read again from the database once anything that could change it
+    changed. A None answer is cached only with `keep_missing` (never for an unknown secret:
+    anyone can send one). Redis unavailable: `load()`."""
     try:
         found = cache.get_many([entry_key, GENERATION_KEY])
     except (RedisError, OSError) as exc:
@@ -92,14 +93,15 @@ def webhook_destination(organization_id, platform: str, load: Callable[[], tuple
     generation = found.get(GENERATION_KEY, "")
     entry = found.get(entry_key)
     if entry is not None and entry["generation"] == generation:
-        return entry["destination"]
-    destination = load()
+        return entry["value"]
+    value = load()
+    if value is None and not keep_missing:
+        return None
     try:
-        entry = {"generation": generation, "destination": destination}
-        cache.set(entry_key, entry, ENTRY_TTL_SECONDS)
+        cache.set(entry_key, {"generation": generation, "value": value}, ENTRY_TTL_SECONDS)
     except (RedisError, OSError) as exc:
         logger.warning("API key cache unavailable: %s", exc.__class__.__name__)
-    return destination
+    return value
 
 
 def invalidate() -> None:

@@ -64,9 +64,9 @@ class User(AbstractBaseUser, PermissionsMixin):
 
 
 class KeyCacheQuerySet(models.QuerySet):
-    """`update()` on organizations and keys bypasses save() and its signals (tenants/signals.py),
-    so it invalidates the API-key cache itself: a bulk deactivation must take effect at once
-    too. Only `lastUsedAt`, written once a minute per key, cannot refuse a key."""
+    """`update()` on organizations, keys and drivers bypasses save() and its signals
+    (tenants/signals.py), so it invalidates the key cache itself: a bulk deactivation must take
+    effect at once too. Only `lastUsedAt`, written once a minute per key, cannot refuse a key."""
 
     def update(self, **kwargs):
         rows = super().update(**kwargs)
@@ -221,6 +221,8 @@ class Driver(models.Model):
     shift_start = models.TimeField(default=datetime.time(8, 0))
     shift_end = models.TimeField(default=datetime.time(20, 0))
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = KeyCacheQuerySet.as_manager()
 
     class Meta:
         ordering = ("name", "id")

@@ -107,7 +107,8 @@ def webhook_destination(
         # One active key per platform (the model's constraint).
         return next(iter(keys.values_list("pk", "webhook_url", "webhook_events")), None)
 
-    return keycache.webhook_destination(organization_id, platform, load)
+    entry_key = f"webhook-destination:{organization_id}:{platform}"
+    return keycache.through(entry_key, load, keep_missing=True)
 
 
 def auth_token_get(*, value: str) -> AuthToken:

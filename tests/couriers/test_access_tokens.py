@@ -2,9 +2,12 @@
 hashed, ended at once by a new token, a revoke, or the driver or organization made inactive."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from couriers.models import DriverAccessToken
+from tenants import models as tenant_models
 from tenants import services as tenant_services
 from tenants.services import secret_digest
 from tests import builders
@@ -60,6 +63,40 @@ def test_a_revoked_token_is_refused_at_once(organization, manager):
     assert_error(bearer(value).get(ROUTE), 401, "Invalid or missing token")
     # Ending it again (no token left) is still a 204.
     assert manager.delete(token_path(organization, driver)).status_code == 204
+
+
+def test_a_known_token_is_read_from_the_key_cache(organization):
+    value = builders.courier_token(builders.driver(organization))
+    assert bearer(value).get(ROUTE).status_code == 200
+
+    with CaptureQueriesContext(connection) as queries:
+        assert bearer(value).get(ROUTE).status_code == 200
+
+    assert not [q for q in queries.captured_queries if "couriers_driveraccesstoken" in q["sql"]]
+
+
+def test_a_cached_token_ends_when_a_new_one_is_issued(organization, manager):
+    driver = builders.driver(organization)
+    first = manager.post(token_path(organization, driver)).json()["token"]
+    assert bearer(first).get(ROUTE).status_code == 200  # now in the key cache
+
+    second = manager.post(token_path(organization, driver)).json()["token"]
+
+    assert_error(bearer(first).get(ROUTE), 401, "Invalid or missing token")
+    assert bearer(second).get(ROUTE).status_code == 200
+
+
+def test_a_bulk_deactivation_or_a_deleted_token_row_ends_a_cached_token(organization):
+    driver, other = builders.driver(organization), builders.driver(organization, name="Other")
+    value, other_value = builders.courier_token(driver), builders.courier_token(other)
+    assert bearer(value).get(ROUTE).status_code == 200
+    assert bearer(other_value).get(ROUTE).status_code == 200
+
+    tenant_models.Driver.objects.filter(pk=driver.pk).update(is_active=False)
+    DriverAccessToken.objects.filter(driver=other).delete()
+
+    assert_error(bearer(value).get(ROUTE), 401, "Invalid or missing token")
+    assert_error(bearer(other_value).get(ROUTE), 401, "Invalid or missing token")
 
 
 def test_an_inactive_driver_or_organization_ends_the_token(organization):
