@@ -16,7 +16,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -48,38 +48,6 @@ class ApiKeyPrincipal:
         return apps.get_model("tenants", "Organization").objects.get(pk=self.organization_id)
 
 
-def _entry_key(digest: str) -> str:
-    return f"apikey:{digest}"
-
-
-def read(digest: str) -> tuple[ApiKeyPrincipal | None, str | None]:
-    """The cached principal (None when absent or of an old generation) and the current
-    generation, which the caller passes to `store` after reading the database. A generation of
-    None means the cache is unavailable: nothing is stored then."""
-    entry_key = _entry_key(digest)
-    try:
-        found = cache.get_many([entry_key, GENERATION_KEY])
-    except (RedisError, OSError) as exc:
-        logger.warning("API key cache unavailable: %s", exc.__class__.__name__)
-        return None, None
-    generation = found.get(GENERATION_KEY, "")
-    data = found.get(entry_key)
-    if not data or data.pop("generation", None) != generation:
-        return None, generation
-    return ApiKeyPrincipal(**data), generation
-
-
-def store(digest: str, principal: ApiKeyPrincipal, generation: str | None) -> None:
-    if generation is None:
-        return
-    try:
-        cache.set(
-            _entry_key(digest), {**asdict(principal), "generation": generation}, ENTRY_TTL_SECONDS
-        )
-    except (RedisError, OSError) as exc:
-        logger.warning("API key cache unavailable: %s", exc.__class__.__name__)
-
-
 def through(entry_key: str, load: Callable[[], Any], *, keep_missing: bool) -> Any:
     """`load()`'s answer, cached as a principal is: under the current generation, read with it
     in one round trip, so it is read again from the database once anything that could change it
@@ -92,7 +60,8 @@ def through(entry_key: str, load: Callable[[], Any], *, keep_missing: bool) -> A
         return load()
     generation = found.get(GENERATION_KEY, "")
     entry = found.get(entry_key)
-    if entry is not None and entry["generation"] == generation:
+    # "value" in entry: an entry of another shape (an older release's) counts as absent.
+    if isinstance(entry, dict) and "value" in entry and entry.get("generation") == generation:
         return entry["value"]
     value = load()
     if value is None and not keep_missing:

@@ -72,26 +72,29 @@ def api_key_get(*, organization_id: UUID | str, key_id: UUID | str) -> ApiKey:
 
 
 def api_key_authenticate(*, value: str) -> ApiKeyPrincipal:
-    """Resolves an X-API-Key value: from the Redis cache, else one database query."""
+    """Resolves an X-API-Key value: through the key cache (tenants/keycache.py), else one
+    database query. An unknown value is never cached."""
     digest = secret_digest(value)
-    principal, generation = keycache.read(digest)
-    if principal is not None:
-        return principal
-    row = (
-        ApiKey.objects.filter(digest=digest, is_active=True, organization__is_active=True)
-        .values("id", "organization_id", "platform", "name")
-        .first()
-    )
-    if row is None:
+
+    def load() -> dict | None:
+        row = (
+            ApiKey.objects.filter(digest=digest, is_active=True, organization__is_active=True)
+            .values("id", "organization_id", "platform", "name")
+            .first()
+        )
+        if row is None:
+            return None
+        return {
+            "key_id": str(row["id"]),
+            "organization_id": str(row["organization_id"]),
+            "platform": row["platform"],
+            "name": row["name"],
+        }
+
+    fields = keycache.through(f"apikey:{digest}", load, keep_missing=False)
+    if fields is None:
         raise ApiKeyInvalid()
-    principal = ApiKeyPrincipal(
-        key_id=str(row["id"]),
-        organization_id=str(row["organization_id"]),
-        platform=row["platform"],
-        name=row["name"],
-    )
-    keycache.store(digest, principal, generation)
-    return principal
+    return ApiKeyPrincipal(**fields)
 
 
 def webhook_destination(

@@ -5,13 +5,15 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.core.cache import cache
 from django.utils import timezone
 from rest_framework.response import Response
 from rest_framework.test import APIClient, APIRequestFactory
 
+from tenants import keycache
 from tenants.api_bases import IntegrationApiView
 from tenants.models import ApiKey
-from tenants.services import api_key_revoke
+from tenants.services import api_key_revoke, secret_digest
 from tests import builders
 from tests.conftest import assert_error, assert_rate_limited_after
 
@@ -57,6 +59,20 @@ def test_key_lookup_costs_at_most_one_query_without_cache(
     # One lookup plus the once-a-minute lastUsedAt write.
     with django_assert_max_num_queries(2):
         assert builders.key_client(issued).get(HELLO).status_code == 200
+
+
+def test_a_cache_entry_of_another_shape_is_read_again_from_the_database(organization):
+    """An older release's entry (the principal's fields beside the generation) is not trusted."""
+    issued = builders.api_key(organization, "standard")
+    digest = secret_digest(issued.value)
+    generation = cache.get(keycache.GENERATION_KEY, "")
+    old_shape = {"key_id": "0", "organization_id": "0", "platform": "erp", "name": "x"}
+    cache.set(f"apikey:{digest}", {**old_shape, "generation": generation}, 60)
+
+    response = builders.key_client(issued).get(HELLO)
+
+    assert response.status_code == 200
+    assert response.json() == {"hello": str(organization.id)}
 
 
 def test_last_used_at_is_written_at_most_once_a_minute(organization):
