@@ -1,14 +1,8 @@
 """What an `externalRef` may be: text a caller can put in the order's path and read back
-(docs/contract.md "Orders").
-
-The order is addressed as `.../orders/<path:external_ref>`, optionally followed by one action
-(`/release`, `/cancel`, `/delivery-slot`, `/proof`); `path` takes any non-empty text, slashes
-included, and no other route starts after `orders/`. So a ref is read back exactly when it is made
-of the allowed characters in non-empty `/`-separated segments, none `.` or `..` (HTTP clients
-remove those), and its last segment after a `/` is no action (else the path would name that
-action of a shorter ref). tests/integrations/test_external_ref_routing.py checks this rule
-against the URLconf.
-"""
+(docs/contract.md "Orders"). The route is `.../orders/<path:external_ref>` and an optional action,
+so a ref reads back when its `/`-separated segments are non-empty, allowed characters, none `.` or
+`..` (HTTP clients remove those), and its last segment after a `/` is no action
+(tests/integrations/test_external_ref_routing.py checks this against the URLconf)."""
 
 import re
 

@@ -15,4 +15,4 @@ class WebhooksConfig(AppConfig):
         from webhooks import queueing  # noqa: PLC0415
 
         # The in-flight limit reads the worker's thread count (queueing.in_flight_limit).
-        worker_init.connect(queueing.worker_threads.attach, weak=False)
+        worker_init.connect(queueing.worker_attach, weak=False)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import certifi
 import urllib3
 from django.conf import settings
-from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError
+from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util import Timeout
 
@@ -105,8 +105,6 @@ def post(destination: Destination, request: signing.SignedRequest) -> Outcome:
             error = f"ConnectionError: {address}: {exc.__cause__ or exc}"
         except Urllib3Timeout:
             error = f"Timed out after {total:g} s"
-        except SSLError as exc:
-            error = f"SSLError: {exc}"
         except ProtocolError as exc:
             error = f"ConnectionError: {exc}"
         except HTTPError as exc:

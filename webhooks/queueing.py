@@ -21,8 +21,7 @@ from delivery.celery import app as celery_app
 
 #: the Celery name of the delivery task (webhooks.tasks.deliver)
 DELIVER_TASK = "webhooks.deliver"
-#: deliveries of one destination a message carries (a transaction's new ones come together) and
-#: a claim takes at most: a burst's messages then mostly find their deliveries taken
+#: deliveries of one destination a message carries (a transaction's new ones) and a claim takes
 DELIVERY_BATCH = 100
 #: a queued message not picked up after this long is presumed lost and queued again
 REQUEUE_AFTER_SECONDS = 30
@@ -30,44 +29,33 @@ REQUEUE_AFTER_SECONDS = 30
 BROKER_BACKOFF_SECONDS = 10
 #: seconds a claim outlives the longest HTTP call before another worker may take the attempt
 CLAIM_MARGIN_SECONDS = 50
-#: a claim holds one of its destination's in-flight slots for the timeout plus this long; an
-#: older one belongs to a worker that died mid-attempt (its lease runs on, its slot is free)
+#: a claim holds an in-flight slot for the timeout plus this long (older: its worker died)
 IN_FLIGHT_GRACE_SECONDS = 5
 
 logger = logging.getLogger(__name__)
 
 
-class _WorkerThreads:
-    """The threads of this process's running Celery worker (None outside one, or once it
-    stopped); WebhooksConfig.ready connects `attach` to worker_init."""
-
-    worker = None
-
-    def attach(self, sender=None, **kwargs) -> None:
-        self.worker = sender
-
-    def count(self) -> int | None:
-        blueprint = getattr(self.worker, "blueprint", None)
-        concurrency = getattr(self.worker, "concurrency", None)
-        if blueprint is None or blueprint.state not in (None, bootsteps.RUN):
-            return None
-        return concurrency if isinstance(concurrency, int) and concurrency > 0 else None
+#: this process's running Celery worker, once worker_init fired (WebhooksConfig.ready)
+_worker: dict = {}
 
 
-worker_threads = _WorkerThreads()
+def worker_attach(sender=None, **kwargs) -> None:
+    _worker["running"] = sender
 
 
 def in_flight_limit() -> int:
     """Attempts on the wire at once per destination, across workers: the setting, but at most the
     worker's threads less one, so a destination that hangs always leaves a thread to others."""
     limit = max(1, settings.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION)
-    threads = worker_threads.count()
-    return limit if threads is None else max(1, min(limit, threads - 1))
+    worker = _worker.get("running")
+    blueprint, threads = getattr(worker, "blueprint", None), getattr(worker, "concurrency", None)
+    if blueprint is None or blueprint.state not in (None, bootsteps.RUN):
+        return limit  # not in a worker, or it stopped
+    return max(1, min(limit, threads - 1)) if isinstance(threads, int) and threads > 0 else limit
 
 
 def in_flight_after(now: datetime) -> datetime:
-    """Claims that expire after this were made less than the timeout + grace ago: attempts that
-    may still be on the wire, counted against in_flight_limit()."""
+    """Claims expiring after this may still be on the wire: they count against in_flight_limit()."""
     return now + timedelta(seconds=CLAIM_MARGIN_SECONDS - IN_FLIGHT_GRACE_SECONDS)
 
 
@@ -81,8 +69,8 @@ def unclaimed(now: datetime) -> Q:
 
 
 def countdown_horizon() -> timedelta:
-    """Attempts due within this are queued with a countdown to their due time: one sweep
-    interval plus a second of the beat's jitter, so each runs within about a second of it."""
+    """Attempts due within this (a sweep interval and a second of jitter) are queued with a
+    countdown to their due time."""
     seconds = float(settings.WEBHOOK_SWEEP_INTERVAL_SECONDS) + 1.0
     return timedelta(seconds=min(seconds, REQUEUE_AFTER_SECONDS / 2))
 
@@ -130,8 +118,7 @@ def delivery_enqueue(*delivery_ids, eta: datetime | None = None, key_id=None) ->
 
 
 def delivery_enqueue_on_commit(delivery_id, *, eta: datetime | None = None) -> None:
-    """Publishes the delivery task once the current transaction commits (at once outside one):
-    a rolled-back change sends nothing."""
+    """Publishes the delivery task once the transaction commits (a rollback sends nothing)."""
     transaction.on_commit(functools.partial(delivery_enqueue, delivery_id, eta=eta), robust=True)
 
 

@@ -1,6 +1,5 @@
-"""Delivery attempts: claim, sign, POST, record (docs/webhooks.md "For operators"). A claim is
-a lease (two workers never send the same attempt, a dead worker's lapses) on a share of the
-destination's due backlog, sent one after the other and recorded in one transaction."""
+"""Delivery attempts: claim, sign, POST, record (docs/webhooks.md "For operators"). A claim is a
+lease (a dead worker's lapses) on a share of the destination's due backlog, sent in turn."""
 
 import functools
 import json
@@ -25,8 +24,7 @@ logger = logging.getLogger(__name__)
 
 #: an attempt this long, or a failed one, ends its batch: the receiver is in trouble
 SLOW_ATTEMPT_MS = 200
-#: no attempt of a batch starts later than this after its claim, so the claim counts against
-#: its destination's in-flight limit until the batch's last attempt ends
+#: no attempt of a batch starts later than this after its claim (which counts as in flight)
 BATCH_SECONDS = queueing.IN_FLIGHT_GRACE_SECONDS - 1
 
 
@@ -49,20 +47,18 @@ def _fields(row: dict, model: str) -> dict:
 def _due(delivery_ids, *, now: datetime) -> list[tuple[str, object]]:
     """(id, key) of those deliveries whose attempts are due and unclaimed, oldest first (one
     query); one due soon is queued again for then (its message came early)."""
+    horizon = now + queueing.countdown_horizon()
+    pending = Delivery.objects.filter(pk__in=delivery_ids, status=DeliveryStatus.PENDING)
+    rows = pending.filter(queueing.unclaimed(now), next_attempt_at__lte=horizon)
     due = []
-    for delivery_id, key_id, status, due_at, claimed_until in (
-        Delivery.objects.filter(pk__in=delivery_ids)
-        .order_by()
-        .values_list("id", "api_key_id", "status", "next_attempt_at", "claimed_until")
+    for delivery_id, key_id, due_at in rows.order_by("next_attempt_at", "id").values_list(
+        "id", "api_key_id", "next_attempt_at"
     ):
-        claimed = claimed_until is not None and claimed_until >= now
-        if status != DeliveryStatus.PENDING or due_at is None or claimed:
-            continue
         if due_at <= now:
-            due.append((due_at, str(delivery_id), key_id))
-        elif due_at <= now + queueing.countdown_horizon():
+            due.append((str(delivery_id), key_id))
+        else:
             queueing.delivery_enqueue_on_commit(delivery_id, eta=due_at)
-    return [(delivery_id, key_id) for _, delivery_id, key_id in sorted(due)]
+    return due
 
 
 def _send(delivery: Delivery, decrypt, resolve) -> posting.Outcome:
@@ -70,8 +66,7 @@ def _send(delivery: Delivery, decrypt, resolve) -> posting.Outcome:
     netguard.py); a rolled secret signs too while its overlap lasts at this attempt."""
     key, event = delivery.api_key, delivery.event
     if event.is_open:
-        # From now on the event is being sent: a newer change opens a new event. The UPDATE
-        # waits for a transaction replacing the payload right now, so the one read after is sent.
+        # A newer change opens a new event from now on; the UPDATE waits for one in progress.
         Event.objects.filter(pk=event.pk, is_open=True).update(is_open=False)
         event.refresh_from_db(fields=["payload", "is_open"])
     if not key.is_active:
@@ -116,8 +111,7 @@ def _next_state(delivery: Delivery, outcome: posting.Outcome, *, now: datetime) 
     if outcome.permanent or single or attempt_in_round >= len(schedule):
         return "failed", {**columns, "status": DeliveryStatus.FAILED}
     due = max(delivery.schedule_start + timedelta(seconds=schedule[attempt_in_round]), now)
-    # A retry due before the sweep could see it is queued now, with a countdown to its due
-    # time; a later one is queued by the sweep that runs just before it is due.
+    # A retry due before the next sweep is queued now, with a countdown; a later one by a sweep.
     soon = due <= now + queueing.countdown_horizon()
     columns.update(
         status=DeliveryStatus.PENDING, next_attempt_at=due, queued_at=now if soon else None
@@ -133,6 +127,9 @@ def _record(attempts: list[_Attempt], unsent: list[Delivery], *, token: uuid.UUI
     for a in attempts:
         outcome, columns = _next_state(a.delivery, a.outcome, now=now)
         groups.setdefault((outcome, *columns.items()), []).append(a.delivery.id)
+        if not a.outcome.succeeded:
+            number, error = a.delivery.attempts + 1, a.outcome.error
+            logger.info("webhook delivery %s attempt %s failed: %s", a.delivery.id, number, error)
     with transaction.atomic():
         DeliveryAttempt.objects.bulk_create(
             DeliveryAttempt(
@@ -160,10 +157,6 @@ def _record(attempts: list[_Attempt], unsent: list[Delivery], *, token: uuid.UUI
             )
     for (outcome, *_), ids in groups.items():
         metrics.webhook_attempt_recorded(outcome, count=len(ids))
-    for a in attempts:
-        if not a.outcome.succeeded:
-            number, error = a.delivery.attempts + 1, a.outcome.error
-            logger.info("webhook delivery %s attempt %s failed: %s", a.delivery.id, number, error)
 
 
 def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
@@ -199,8 +192,7 @@ def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
         made.append(_Attempt(delivery, _send(delivery, decrypt, resolve), started_at))
     unsent = deliveries[len(made) :]
     _record(made, unsent, token=token)
-    # Deliveries are refused a slot while the destination's slots are all taken: some were
-    # waiting at the claim, or may have been while this batch was sent or cut short.
+    # Others may wait for the slot this claim frees: some did, or may have while it was sent.
     claimed = {str(delivery.id) for delivery in deliveries}
     return claimed, rows[0]["waiting"] or len(deliveries) > 1 or made[-1].in_trouble
 
@@ -229,8 +221,8 @@ def _send_due(delivery_ids, *, batch: int, key=None) -> tuple[bool, object, bool
 
 
 def delivery_attempt(*, delivery_id) -> bool:
-    """Makes the due attempt of a delivery if no one else is making it; True if it did. Safe to
-    call any number of times, from any number of workers at once."""
+    """Makes the due attempt of a delivery if no one else is; True if it did. Safe to call any
+    number of times, from any number of workers at once."""
     return _send_due([delivery_id], batch=1)[0]
 
 

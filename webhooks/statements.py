@@ -8,17 +8,15 @@ _DELIVERY = Delivery._meta.db_table
 _EVENT = Event._meta.db_table
 _API_KEY = ApiKey._meta.db_table
 
-#: The key's row lock (FOR NO KEY UPDATE: rows referencing it still insert), then in the same
-#: round trip and implicit transaction (client-side binding allows two statements) the claim,
-#: which so counts every claim of the destination made before it: unless the destination has
-#: `in_flight_limit` senders (live tokens), it takes under `token` its share (`batch` at most)
-#: of the key's due, unclaimed deliveries, led by delivery `id` (nothing if that is not due) or
-#: by the oldest waiting for a slot (queued_at NULL), then oldest first. A row per delivery:
-#: `delivery.<field>`, `event.<field>`, `key.<field>`, `payload` and `waiting` (others wait).
+#: The key's row lock (FOR NO KEY UPDATE: referencing rows still insert), then in the same round
+#: trip and transaction the claim, which so sees every earlier claim of the destination: unless it
+#: has `in_flight_limit` live tokens, it takes under `token` its share (`batch` at most) of the
+#: key's due, unclaimed deliveries, led by `id` (none if that is not due) or the oldest waiting for
+#: a slot (queued_at NULL). A row per delivery: `delivery.*`, `event.*`, `key.*`, `payload` and
+#: `waiting` (whether others wait).
 CLAIM = f"""
 SELECT FROM {_API_KEY} WHERE id = %(key)s FOR NO KEY UPDATE;
 WITH waiting AS (
-    -- The oldest, enough to tell whether one is left beside the batch.
     SELECT w.id, w.next_attempt_at FROM {_DELIVERY} w
     WHERE w.api_key_id = %(key)s AND w.status = 'pending' AND w.queued_at IS NULL
       AND w.next_attempt_at <= %(now)s AND (w.claimed_until IS NULL OR w.claimed_until < %(now)s)

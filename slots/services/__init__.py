@@ -1,3 +1,2 @@
-"""Writes on slots, by sub-domain: `templates` (the slot policy, templates and seeding),
-`bookings` (the capacity rule, and booking, moving and releasing an order's slot), `holds`
-(slot holds at checkout)."""
+"""Writes on slots: `templates` (policy, templates, seeding), `bookings` (the capacity rule, an
+order's slot), `holds` (slot holds at checkout)."""

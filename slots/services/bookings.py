@@ -1,10 +1,7 @@
 """Writes on slots: the capacity rule, and booking, moving and releasing an order's slot
-(contract "Orders", "Slots and windows").
-
-Locks are taken in one order: the order row (by the caller), its booking, then `SlotDay` rows
-sorted by (template id, date), so crossing moves queue instead of deadlocking. `order` is an
-`integrations.Order`, typed as a `Model`: slots stands below integrations.
-"""
+(contract "Orders", "Slots and windows"). Locks are taken in one order so crossing moves queue
+instead of deadlocking: the order row (by the caller), its booking, then `SlotDay` rows sorted by
+(template id, date). `order` is an `integrations.Order` (slots stands below integrations)."""
 
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -15,14 +12,7 @@ from django.utils import timezone
 from shapely.geometry import Point
 
 from delivery import metrics
-from slots import counters, selectors
-from slots.errors import (
-    DropoffOutsideZone,
-    SlotCutoffPassed,
-    SlotDayMismatch,
-    SlotFull,
-    SlotZoneDisabled,
-)
+from slots import counters, errors, selectors
 from slots.models import SlotBooking, SlotDay, SlotTemplate
 from slots.occurrences import Occurrence, day_of_week
 from slots.services.templates import slot_zone_changed
@@ -43,32 +33,28 @@ def slot_booking_check(
     """The checks of contract "Orders" after "template exists", in their order (capacity comes
     later, under the lock: `slot_place_take`). Returns the slot's occurrence on `day`."""
     if day_of_week(day) != template.day_of_week:
-        raise SlotDayMismatch()
+        raise errors.SlotDayMismatch()
     slot = selectors.template_occurrence(template=template, day=day)
     if slot.cutoff_passed(now or timezone.now()):
-        raise SlotCutoffPassed()
+        raise errors.SlotCutoffPassed()
     zone = template.zone
     # covers(): a point on the boundary is inside, as for every zone lookup (contract "Slots and
     # windows").
     if not polygon_from_geodata(zone.geodata).covers(Point(dropoff_lng, dropoff_lat)):
-        raise DropoffOutsideZone()
+        raise errors.DropoffOutsideZone()
     if not zone.enabled:
         # contract "Slots and windows": a slot of a disabled zone is not bookable.
-        raise SlotZoneDisabled()
+        raise errors.SlotZoneDisabled()
     # Last, after the contract's own checks: a blackout only refuses what would otherwise pass.
     zone_selectors.zone_blackout_check(zone=zone, day=day)
     return slot
 
 
 def slot_place_take(*, template: SlotTemplate, day: date, hold: bool = False) -> int:
-    """Takes a place of `template` on `day`, for a booking (counted on the slot's `SlotDay` row)
-    or a `hold` (its `SlotHold` row written by the caller), while bookings and live holds stay
-    within the capacity (docs/slot-holds.md), in the caller's transaction; else 400 `Delivery
-    slot is full`. Returns the places taken with this one.
-
-    The counter statement locks the `SlotDay` row until the transaction ends; the live holds are
-    counted after it, in a statement of its own, whose snapshot has every hold committed by a
-    transaction this one queued behind (the counter statement's own snapshot is older)."""
+    """The capacity rule: takes a place of `template` on `day` for a booking (on its `SlotDay` row)
+    or a `hold` (its row written by the caller) if bookings and live holds fit (docs/slot-holds.md),
+    else 400 `Delivery slot is full`; returns the places taken. Holds are counted after the row's
+    lock, by a statement whose snapshot has those of every transaction this one queued behind."""
     capacity = template.capacity
     key = {"template": template.id, "date": day}
     counter = counters.place_take(model=SlotDay, key=key, capacity=capacity, bookings=int(not hold))
@@ -84,7 +70,7 @@ def slot_place_take(*, template: SlotTemplate, day: date, hold: bool = False) ->
             counters.place_give_back(model=SlotDay, pk=counter.pk)
     if not hold:
         metrics.booking_refused("slot")
-    raise SlotFull()
+    raise errors.SlotFull()
 
 
 def _slot_days_lock(keys: set[tuple]) -> None:
@@ -113,9 +99,8 @@ class SlotBooked:
 def slot_booked(
     *, order: Model, template: SlotTemplate, booking: SlotBooking, booked: int
 ) -> SlotBooked:
-    """Emits `erp.slot.booked` for `order`'s new `booking`, with the slot's taken places
-    (`booked`: bookings and live holds) once it counts, and returns the booking as
-    `SlotBooked`. A plain booking and a hold turned booking announce it alike."""
+    """Emits `erp.slot.booked` for `order`'s new `booking` (a plain one or a hold's) with the
+    slot's taken places (`booked`: bookings and live holds), and returns it as `SlotBooked`."""
     booked_slot = SlotBooked(booking=booking, booked=booked, capacity=template.capacity)
     webhook_events.slot_booked_emit(
         organization_id=order.organization_id,
@@ -131,29 +116,31 @@ def slot_booked(
     return booked_slot
 
 
+def booking_insert(*, order: Model, template: SlotTemplate, day: date) -> SlotBooking:
+    return SlotBooking.objects.create(
+        organization_id=order.organization_id,
+        order=order,
+        template=template,
+        date=day,
+        booked_at=timezone.now(),
+    )
+
+
 def slot_book(*, order: Model, template: SlotTemplate, day: date) -> SlotBooked:
     """Books `template` on `day` for a new `order` (capacity rules 1-5), in the caller's
     transaction, and emits `erp.slot.booked`. 400 `Delivery slot is full` at capacity."""
     # No savepoint of its own: a refusal rolls the caller's transaction back, order included.
     with transaction.atomic(savepoint=False):
-        booking = SlotBooking.objects.create(
-            organization_id=order.organization_id,
-            order=order,
-            template=template,
-            date=day,
-            booked_at=timezone.now(),
-        )
-        # Everything above runs before the lock; the lock is held for the rest of the
-        # transaction only: the count of holds, the event and the commit.
+        booking = booking_insert(order=order, template=template, day=day)
+        # The lock is taken last: held only for the count of holds, the event and the commit.
         booked = slot_place_take(template=template, day=day)
         return slot_booked(order=order, template=template, booking=booking, booked=booked)
 
 
 def slot_booking_move(*, order: Model, template: SlotTemplate, day: date) -> SlotBooking:
-    """Moves the order's booking to `template` on `day` (or books it when it has none), freeing
-    the old slot and taking the new one in the caller's transaction (contract "Orders"). The caller
-    holds the order row's lock. 400 `Delivery slot is full` when the new slot is full.
-    Emits `erp.slots.updated` for the zones whose availability changed."""
+    """Moves the order's booking (its row locked by the caller) to `template` on `day`, or books it,
+    in the caller's transaction (contract "Orders"): 400 `Delivery slot is full` when the new slot
+    is full. Emits `erp.slots.updated` for the zones whose availability changed."""
     with transaction.atomic(savepoint=False):
         booking = SlotBooking.objects.select_for_update().filter(order_id=order.pk).first()
         old_key = None
@@ -170,10 +157,8 @@ def slot_booking_move(*, order: Model, template: SlotTemplate, day: date) -> Slo
             old_template = booking.template
         if booking is None:
             booking = SlotBooking(organization_id=order.organization_id, order=order)
-        booking.template = template
-        booking.date = day
+        booking.template, booking.date, booking.released_at = template, day, None
         booking.booked_at = timezone.now()
-        booking.released_at = None
         booking.save()
         slot_zone_changed(zone=template.zone)
         if old_template is not None and old_template.zone_id != template.zone_id:
@@ -182,15 +167,11 @@ def slot_booking_move(*, order: Model, template: SlotTemplate, day: date) -> Slo
 
 
 def slot_booking_release(*, order: Model) -> None:
-    """Frees the order's slot (it was cancelled or failed: capacity rule 3), in the caller's
-    transaction, and emits `erp.slots.updated` for its zone. Releasing an order with no active
-    booking does nothing, so calling it twice is safe."""
+    """Frees the order's slot (cancelled or failed: capacity rule 3) in the caller's transaction
+    and emits `erp.slots.updated` for its zone; with no active booking it does nothing."""
     with transaction.atomic(savepoint=False):
-        booking = (
-            SlotBooking.objects.select_for_update()
-            .filter(order_id=order.pk, released_at=None)
-            .first()
-        )
+        locked = SlotBooking.objects.select_for_update()
+        booking = locked.filter(order_id=order.pk, released_at=None).first()
         if booking is None:
             return
         counters.place_give_back(model=SlotDay, template_id=booking.template_id, date=booking.date)

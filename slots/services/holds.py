@@ -1,7 +1,6 @@
-"""Writes on slot holds (docs/slot-holds.md): a place of a slot taken during a checkout, turned
-into an order's booking, released, or swept once expired. A hold takes its place by the capacity
-rule of bookings (`slot_place_take`); its `SlotHold` row, the one record of it, counts as a taken
-place while it is unused and not expired."""
+"""Writes on slot holds (docs/slot-holds.md): a place taken during a checkout by the capacity
+rule (`slot_place_take`), then booked, released or swept once expired. Its `SlotHold` row, the one
+record of it, counts as a taken place while it is unused and not expired."""
 
 from datetime import date, datetime, timedelta
 from uuid import UUID
@@ -15,9 +14,9 @@ from delivery import metrics, retention
 from delivery.fields import parse_uuid
 from slots import selectors
 from slots.errors import SlotHoldExpired, SlotHoldMismatch, SlotHoldNotFound, SlotHoldUsed
-from slots.models import SlotBooking, SlotDay, SlotHold, SlotTemplate
+from slots.models import SlotDay, SlotHold, SlotTemplate
 from slots.occurrences import Occurrence
-from slots.services.bookings import SlotBooked, slot_booked, slot_booking_check, slot_place_take
+from slots.services import bookings
 from slots.services.templates import slot_zone_changed
 from zones.models import Zone
 
@@ -35,16 +34,15 @@ def slot_hold_create(
     dropoff_lng: float,
     ttl_seconds: int = HOLD_TTL_DEFAULT_SECONDS,
 ) -> tuple[SlotHold, Occurrence]:
-    """Takes a place of `template` on `day` for the API key `api_key_id` during `ttl_seconds`,
-    after the checks of an ERP create in their order, and emits `erp.slots.updated`. Returns the
-    hold and the slot's occurrence."""
-    slot = slot_booking_check(
+    """Takes a place of `template` on `day` for `api_key_id` during `ttl_seconds` after an ERP
+    create's checks, and emits `erp.slots.updated`. Returns the hold and the slot's occurrence."""
+    slot = bookings.slot_booking_check(
         template=template, day=day, dropoff_lat=dropoff_lat, dropoff_lng=dropoff_lng
     )
     if not 1 <= ttl_seconds <= HOLD_TTL_MAX_SECONDS:
         raise ValueError("ttl_seconds out of range")
     with transaction.atomic():
-        slot_place_take(template=template, day=day, hold=True)
+        bookings.slot_place_take(template=template, day=day, hold=True)
         now = timezone.now()
         hold = SlotHold.objects.create(
             organization_id=template.organization_id,
@@ -61,12 +59,8 @@ def slot_hold_create(
 def _hold_locked(*, api_key_id, hold_id) -> SlotHold:
     """The key's hold `hold_id`, locked until the transaction ends: two requests using or
     releasing one hold queue. 404 `Slot hold not found` for any other key's, as for unknown."""
-    parsed = parse_uuid(hold_id)
-    hold = (
-        SlotHold.objects.select_for_update().filter(pk=parsed, api_key_id=api_key_id).first()
-        if parsed
-        else None
-    )
+    keys_holds = SlotHold.objects.select_for_update().filter(api_key_id=api_key_id)
+    hold = keys_holds.filter(pk=parsed).first() if (parsed := parse_uuid(hold_id)) else None
     if hold is None:
         raise SlotHoldNotFound()
     return hold
@@ -87,19 +81,12 @@ def slot_hold_claim(
     return hold
 
 
-def slot_hold_book(*, order: Model, hold: SlotHold, template: SlotTemplate) -> SlotBooked:
-    """Turns the claimed `hold` into `order`'s booking, in the caller's transaction: its place
-    becomes the booking's, with no capacity check. 409 `Slot hold has expired` when, under the
-    slot's lock, it is no longer live (a booking may have taken its place since). Emits
-    `erp.slot.booked`."""
+def slot_hold_book(*, order: Model, hold: SlotHold, template: SlotTemplate) -> bookings.SlotBooked:
+    """Turns the claimed `hold`'s place into `order`'s booking (no capacity check) in the caller's
+    transaction and emits `erp.slot.booked`; 409 `Slot hold has expired` when, under the slot's
+    lock, it is no longer live (a booking may have taken its place since)."""
     with transaction.atomic(savepoint=False):
-        booking = SlotBooking.objects.create(
-            organization_id=order.organization_id,
-            order=order,
-            template=template,
-            date=hold.date,
-            booked_at=timezone.now(),
-        )
+        booking = bookings.booking_insert(order=order, template=template, day=hold.date)
         counter = SlotDay.objects.select_for_update().get(template=template, date=hold.date)
         # Read after the lock: every request that counted this hold as expired took its place
         # before this one, so it cannot have given its place away while it is still live here.
@@ -116,14 +103,13 @@ def slot_hold_book(*, order: Model, hold: SlotHold, template: SlotTemplate) -> S
         metrics.booking_made("slot")
         live_holds = selectors.slot_live_hold_count(template_id=template.id, day=hold.date, now=now)
         taken = counter.booked + 1 + live_holds
-        return slot_booked(order=order, template=template, booking=booking, booked=taken)
+        return bookings.slot_booked(order=order, template=template, booking=booking, booked=taken)
 
 
 @transaction.atomic
 def slot_hold_release(*, api_key_id: UUID | str, hold_id: UUID | str) -> None:
-    """`DELETE .../slot-holds/:holdId`: gives the place back and forgets the hold (404 for an
-    unknown or another key's; 409 once it became a booking: cancel the order instead).
-    Emits `erp.slots.updated`."""
+    """`DELETE .../slot-holds/:holdId`: gives the place back, forgets the hold and emits
+    `erp.slots.updated` (404 for another key's; 409 once booked: cancel the order instead)."""
     hold = _hold_locked(api_key_id=api_key_id, hold_id=hold_id)
     if hold.used_at is not None:
         raise SlotHoldUsed()
@@ -135,10 +121,8 @@ def slot_hold_release(*, api_key_id: UUID | str, hold_id: UUID | str) -> None:
 def slot_holds_expired_delete(
     *, now: datetime | None = None, batch_size: int | None = None, until: float | None = None
 ) -> int:
-    """Deletes the holds expired at `now` (they already count for nothing) in batches that keep
-    no request waiting (delivery/retention.py), and emits `erp.slots.updated` for the zones whose
-    unused holds gave places back, in each batch's transaction. Safe to run twice, and two at
-    once: each hold is deleted by one of them. Returns how many were deleted."""
+    """Deletes the holds expired at `now` in batches (delivery/retention.py; safe to run twice and
+    two at once), with `erp.slots.updated` for the zones whose unused holds gave places back."""
     expired = SlotHold.objects.filter(expires_at__lte=now or timezone.now())
 
     def delete_and_tell(pks: list) -> int:

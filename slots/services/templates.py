@@ -1,6 +1,5 @@
-"""Writes on slots: the organization's slot policy, templates and seeding (contract "Slots and
-windows", "Management API"). Every template change and every seed emits `erp.slots.updated` for
-the zone, in the same transaction."""
+"""Writes on slots: the slot policy, templates and seeding (contract "Slots and windows",
+"Management API"); each template change and seed emits `erp.slots.updated` in its transaction."""
 
 from datetime import time
 from uuid import UUID
@@ -16,12 +15,13 @@ from slots.occurrences import MINUTES_PER_DAY, hh_mm, minutes_of
 from webhooks import events as webhook_events
 from zones.models import SLOT_PURPOSES, Zone
 
-_UNSET = object()
-
 #: contract "Management API": `slot-templates/seed` defaults
 SEED_DAYS_OF_WEEK = (0, 1, 2, 3, 4)
 SEED_FIRST_START = time(8, 0)
 SEED_LAST_END_MINUTES = 20 * 60
+DURATION_MISMATCH = (
+    "durationMinutes must equal the minutes from startTime to endTime when both are given"
+)
 
 
 def slot_policy_get_or_create(*, organization_id: UUID | str) -> SlotPolicy:
@@ -31,31 +31,17 @@ def slot_policy_get_or_create(*, organization_id: UUID | str) -> SlotPolicy:
 
 
 @transaction.atomic
-def slot_policy_update(
-    *,
-    organization_id: UUID | str,
-    timezone_name: str = _UNSET,
-    default_duration_minutes: int = _UNSET,
-    default_cutoff_minutes: int = _UNSET,
-    default_vehicle_capacity: list[dict] = _UNSET,
-    default_pickup_address: str | None = _UNSET,
-) -> SlotPolicy:
-    """Changes the given fields of the policy, locked as it is read or created (a None pickup
-    address clears it)."""
+def slot_policy_update(*, organization_id: UUID | str, **changes) -> SlotPolicy:
+    """Sets the given fields of the policy (`timezone_name`, `default_duration_minutes`,
+    `default_cutoff_minutes`, `default_vehicle_capacity`, `default_pickup_address`; None clears
+    it), locked as it is read or created."""
     locked = SlotPolicy.objects.select_for_update()
     policy, _ = locked.get_or_create(organization_id=organization_id)
-    changes = {
-        "timezone": timezone_name,
-        "default_duration_minutes": default_duration_minutes,
-        "default_cutoff_minutes": default_cutoff_minutes,
-        "default_vehicle_capacity": default_vehicle_capacity,
-        "default_pickup_address": default_pickup_address,
-    }
-    for name, value in changes.items():
-        if value is not _UNSET:
-            setattr(policy, name, value if value is not None else "")
+    fields = {{"timezone_name": "timezone"}.get(name, name): v for name, v in changes.items()}
+    for name, value in fields.items():
+        setattr(policy, name, "" if value is None else value)
     policy.updated_at = timezone.now()
-    policy.save()
+    policy.save(update_fields=[*fields, "updated_at"])  # a name of no field raises ValueError
     return policy
 
 
@@ -71,12 +57,7 @@ def slot_duration_derive(
         if duration <= 0:
             raise ValidationFailed(["endTime must be after startTime"])
         if duration_minutes is not None and duration != duration_minutes:
-            raise ValidationFailed(
-                [
-                    "durationMinutes must equal the minutes from startTime to endTime when both "
-                    "are given"
-                ]
-            )
+            raise ValidationFailed([DURATION_MISMATCH])
     duration = default if duration is None else duration
     if start_minutes + duration > MINUTES_PER_DAY:
         raise ValidationFailed(["durationMinutes: a slot must end by midnight of its day"])
@@ -101,28 +82,25 @@ def _template_save(
     template: SlotTemplate,
     *,
     creating: bool,
-    zone: Zone = _UNSET,
-    day_of_week: int = _UNSET,
-    start_time: time = _UNSET,
     end_time: time | None = None,
     duration_minutes: int | None = None,
     cutoff_minutes: int | None = None,
     cutoff_day_before_at: time | None = None,
-    vehicle_capacity: list[dict] = _UNSET,
+    vehicle_capacity: list[dict] | None = None,
+    **fields,
 ) -> SlotTemplate:
     """Sets the given values on `template` (a new one, or one locked for update) by the rules of
-    `slot_template_update`, saves it and emits `erp.slots.updated` for its zone (and its old
-    one)."""
+    `slot_template_update` (`fields`: `zone`, `day_of_week`, `start_time`), saves it and emits
+    `erp.slots.updated` for its zone (and its old one)."""
     if cutoff_minutes is not None and cutoff_day_before_at is not None:
         raise ValidationFailed(["Provide either cutoffMinutes or cutoffDayBeforeAt, not both"])
     old_zone = None if creating else template.zone
-    if zone is not _UNSET:
-        _check_zone(zone, template.organization_id)
-        template.zone = zone
-    if day_of_week is not _UNSET:
-        template.day_of_week = day_of_week
-    if start_time is not _UNSET:
-        template.start_time = start_time
+    if unknown := fields.keys() - {"zone", "day_of_week", "start_time"}:
+        raise TypeError(f"unexpected template fields {sorted(unknown)}")
+    if "zone" in fields:
+        _check_zone(fields["zone"], template.organization_id)
+    for name, value in fields.items():
+        setattr(template, name, value)
     template.duration_minutes = slot_duration_derive(
         start=template.start_time,
         end_time=end_time,
@@ -133,7 +111,7 @@ def _template_save(
         template.cutoff_minutes, template.cutoff_day_before_at = cutoff_minutes, None
     elif cutoff_day_before_at is not None:
         template.cutoff_minutes, template.cutoff_day_before_at = None, cutoff_day_before_at
-    if vehicle_capacity is not _UNSET and vehicle_capacity is not None:
+    if vehicle_capacity is not None:
         template.vehicle_capacity = vehicle_capacity
     template.updated_at = timezone.now()
     if creating:
@@ -193,11 +171,10 @@ def slot_templates_seed(
     first_start: time | None = None,
     last_end: time | None = None,
 ) -> list[SlotTemplate]:
-    """Creates templates from the slot policy (contract "Management API"): for each zone
-    (default: every zone of purpose `slot` or `both`), each weekday (default 0-4, Sunday to
-    Thursday), slots of the policy's duration back to back from `first_start` (08:00) until
-    `last_end` (20:00; 00:00 is midnight). A slot that already starts then (zone, weekday,
-    start) is left alone, so seeding twice creates nothing new. Returns the templates created."""
+    """Creates templates from the slot policy (contract "Management API"): for each zone (default:
+    those of purpose `slot` or `both`) and weekday (default 0-4, Sunday to Thursday), slots of the
+    policy's duration back to back from `first_start` (08:00) to `last_end` (20:00; 00:00 is
+    midnight), leaving alone a slot that already starts then. Returns the templates created."""
     policy = slot_policy_get_or_create(organization_id=organization_id)
     if zones is None:
         zones = Zone.objects.filter(organization_id=organization_id, purpose__in=SLOT_PURPOSES)
