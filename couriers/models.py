@@ -79,8 +79,9 @@ class StopProof(models.Model):
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="stop_proofs"
     )
+    # No index of its own: `stop_proof_order` leads with it.
     order = models.ForeignKey(
-        "integrations.Order", on_delete=models.CASCADE, related_name="stop_proofs"
+        "integrations.Order", on_delete=models.CASCADE, related_name="stop_proofs", db_index=False
     )
     driver = models.ForeignKey(
         Driver, on_delete=models.SET_NULL, null=True, blank=True, related_name="stop_proofs"
@@ -140,8 +141,12 @@ class CourierEvent(models.Model):
     status): when it happened (`at`) and when it reached us (`received_at`)."""
 
     id = models.BigAutoField(primary_key=True)
+    # No index of its own: `courier_event_order` leads with it.
     order = models.ForeignKey(
-        "integrations.Order", on_delete=models.CASCADE, related_name="courier_events"
+        "integrations.Order",
+        on_delete=models.CASCADE,
+        related_name="courier_events",
+        db_index=False,
     )
     driver = models.ForeignKey(Driver, on_delete=models.CASCADE, related_name="courier_events")
     type = models.CharField(max_length=20, choices=EventType.choices)

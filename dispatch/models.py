@@ -86,7 +86,10 @@ class DriverZone(models.Model):
     It lives here, not on `tenants.Driver`, because drivers sit below zones in the layers."""
 
     id = models.BigAutoField(primary_key=True)
-    driver = models.ForeignKey(Driver, on_delete=models.CASCADE, related_name="served_zones")
+    # No index of its own: `driver_zone_unique` leads with it.
+    driver = models.ForeignKey(
+        Driver, on_delete=models.CASCADE, related_name="served_zones", db_index=False
+    )
     zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="served_by")
 
     class Meta:
@@ -125,8 +128,9 @@ class Plan(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
+    # No index of its own: `plan_org_created` leads with it.
     organization = models.ForeignKey(
-        Organization, on_delete=models.CASCADE, related_name="dispatch_plans"
+        Organization, on_delete=models.CASCADE, related_name="dispatch_plans", db_index=False
     )
     date = models.DateField()
     #: the zones planned (the request's, or every zone with orders that day), sorted
@@ -181,8 +185,12 @@ class PlanRoute(models.Model):
     against what the solver was given."""
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
-    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="routes")
-    driver = models.ForeignKey(Driver, on_delete=models.CASCADE, related_name="dispatch_routes")
+    # No index of its own: `plan_route_one_per_driver` leads with it.
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="routes", db_index=False)
+    # No index of its own: `plan_route_driver_date` leads with it.
+    driver = models.ForeignKey(
+        Driver, on_delete=models.CASCADE, related_name="dispatch_routes", db_index=False
+    )
     #: the plan's date, kept here so "the driver's route of the day" is one indexed lookup
     date = models.DateField()
     zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="dispatch_routes")
@@ -218,8 +226,12 @@ class PlanStop(models.Model):
     opens: the driver waits)."""
 
     id = models.BigAutoField(primary_key=True)
-    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="stops")
-    route = models.ForeignKey(PlanRoute, on_delete=models.CASCADE, related_name="stops")
+    # No index of its own: `plan_stop_one_per_order` leads with it.
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="stops", db_index=False)
+    # No index of its own: `plan_stop_unique_sequence` leads with it.
+    route = models.ForeignKey(
+        PlanRoute, on_delete=models.CASCADE, related_name="stops", db_index=False
+    )
     order = models.ForeignKey(
         "integrations.Order", on_delete=models.CASCADE, related_name="plan_stops"
     )
@@ -267,7 +279,10 @@ class PlanLeftOut(models.Model):
     routed, e.g. click & collect)."""
 
     id = models.BigAutoField(primary_key=True)
-    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="left_out")
+    # No index of its own: `plan_left_out_one_per_order` leads with it.
+    plan = models.ForeignKey(
+        Plan, on_delete=models.CASCADE, related_name="left_out", db_index=False
+    )
     order = models.ForeignKey(
         "integrations.Order", on_delete=models.CASCADE, related_name="plan_left_out"
     )
@@ -297,7 +312,10 @@ class DispatchDay(models.Model):
     manual assignment of that day takes first, so they happen one after the other."""
 
     id = models.BigAutoField(primary_key=True)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: `dispatch_day_unique` leads with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     date = models.DateField()
 
     class Meta:
@@ -320,7 +338,10 @@ class AutoDispatchRun(models.Model):
     and commit it once; `plan` and `error` say how it went."""
 
     id = models.BigAutoField(primary_key=True)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: `auto_dispatch_run_unique` leads with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="+")
     date = models.DateField()
     trigger = models.CharField(max_length=20, choices=AutoDispatchTrigger.choices)

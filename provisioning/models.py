@@ -21,7 +21,10 @@ class Invite(models.Model):
     """One pending or accepted invite of a user into an organization; the token is stored hashed."""
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="invites")
+    # No index of its own: `invite_one_per_membership` leads with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="invites", db_index=False
+    )
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="invites")
     token_digest = models.CharField(max_length=64, unique=True)
     expires_at = models.DateTimeField()

@@ -71,8 +71,9 @@ class SlotTemplate(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
+    # No index of its own: `slot_template_org` leads with it.
     organization = models.ForeignKey(
-        Organization, on_delete=models.CASCADE, related_name="slot_templates"
+        Organization, on_delete=models.CASCADE, related_name="slot_templates", db_index=False
     )
     zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="slot_templates")
     day_of_week = models.PositiveSmallIntegerField(help_text="0 = Sunday ... 6 = Saturday")

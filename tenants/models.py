@@ -107,8 +107,9 @@ class Membership(models.Model):
     """A user's place in an organization. Inactive until the user accepts their invite."""
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
+    # No index of its own: `membership_unique` leads with it.
     organization = models.ForeignKey(
-        Organization, on_delete=models.CASCADE, related_name="memberships"
+        Organization, on_delete=models.CASCADE, related_name="memberships", db_index=False
     )
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
     org_role = models.CharField(max_length=20, choices=OrgRole.choices, default=OrgRole.ADMIN)

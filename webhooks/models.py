@@ -82,7 +82,10 @@ class Delivery(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: `webhook_delivery_org_recent` and `_org_status` lead with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries")
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
     url = models.URLField(max_length=2000)
@@ -153,7 +156,10 @@ class DeliveryAttempt(models.Model):
     """One HTTP call: when, how it ended (status code or error) and how long it took."""
 
     id = models.BigAutoField(primary_key=True)
-    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_set")
+    # No index of its own: `webhook_attempt_delivery` leads with it.
+    delivery = models.ForeignKey(
+        Delivery, on_delete=models.CASCADE, related_name="attempt_set", db_index=False
+    )
     number = models.PositiveIntegerField()
     started_at = models.DateTimeField()
     status_code = models.PositiveIntegerField(null=True, blank=True)

@@ -28,7 +28,10 @@ class Zone(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="zones")
+    # No index of its own: `zone_unique_name` leads with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="zones", db_index=False
+    )
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=63)
     purpose = models.CharField(max_length=10, choices=ZonePurpose.choices, default=ZonePurpose.BOTH)
@@ -77,7 +80,10 @@ class Place(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="places")
+    # No index of its own: `place_unique` leads with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="places", db_index=False
+    )
     address = models.CharField(max_length=500)
     address_key = models.CharField(max_length=500, editable=False)
     postal_code = models.CharField(max_length=20, blank=True, default="")
@@ -114,7 +120,10 @@ class ZoneBlackout(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
-    zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="blackouts")
+    # No index of its own: `zone_blackout_unique_date` leads with it.
+    zone = models.ForeignKey(
+        Zone, on_delete=models.CASCADE, related_name="blackouts", db_index=False
+    )
     date = models.DateField()
     reason = models.CharField(max_length=200)
     created_at = models.DateTimeField(default=django_timezone.now)

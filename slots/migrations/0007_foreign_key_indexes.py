@@ -1,0 +1,45 @@
+"""The foreign keys' own indexes where a composite index already leads with their column (it
+serves their joins and cascades, tests/core/test_redundant_indexes.py): every insert and every
+non-HOT update wrote them. Dropped without blocking writes (DROP INDEX CONCURRENTLY runs outside a
+transaction, hence `atomic = False`)."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+#: (index, table, column)
+DROPPED = (
+    ("slots_slottemplate_organization_id_0d081b04", "slots_slottemplate", "organization_id"),
+)
+
+
+class Migration(migrations.Migration):
+    atomic = False
+
+    dependencies = [
+        ("slots", "0006_alter_slothold_id_alter_slotpolicy_id_and_more"),
+        ("tenants", "0008_foreign_key_indexes"),
+    ]
+
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AlterField(
+                    model_name="slottemplate",
+                    name="organization",
+                    field=models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="slot_templates",
+                        to="tenants.organization",
+                    ),
+                ),
+            ],
+            database_operations=[
+                migrations.RunSQL(
+                    f"DROP INDEX CONCURRENTLY IF EXISTS {index}",
+                    reverse_sql=f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {index} ON {table} ({column})",
+                )
+                for index, table, column in DROPPED
+            ],
+        ),
+    ]
