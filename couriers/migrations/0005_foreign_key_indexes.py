@@ -1,10 +1,10 @@
-"""The foreign keys' own indexes where a composite index already leads with their column (it
-serves their joins and cascades, tests/core/test_redundant_indexes.py): every insert and every
-non-HOT update wrote them. Dropped without blocking writes (DROP INDEX CONCURRENTLY runs outside a
-transaction, hence `atomic = False`)."""
+"""The foreign keys' own indexes that a composite index already leads with (it serves their
+joins and cascades: tests/core/test_redundant_indexes.py), dropped without blocking writes."""
 
 import django.db.models.deletion
 from django.db import migrations, models
+
+from delivery.migration_operations import drop_indexes_concurrently
 
 #: (index, table, column)
 DROPPED = (
@@ -45,12 +45,6 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            database_operations=[
-                migrations.RunSQL(
-                    f"DROP INDEX CONCURRENTLY IF EXISTS {index}",
-                    reverse_sql=f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {index} ON {table} ({column})",
-                )
-                for index, table, column in DROPPED
-            ],
+            database_operations=drop_indexes_concurrently(DROPPED),
         ),
     ]
