@@ -8,18 +8,10 @@ import pytest
 from django.apps import apps
 from django.db import connection
 
+from tests.core.conftest import APP_PACKAGES
+
 pytestmark = pytest.mark.django_db
 
-OUR_APPS = (
-    "tenants",
-    "webhooks",
-    "zones",
-    "slots",
-    "integrations",
-    "dispatch",
-    "couriers",
-    "provisioning",
-)
 
 #: each plain (not unique, not partial, no expression) index and the other indexes of its table
 #: whose leading columns, with the same operator classes, are the same columns
@@ -57,9 +49,8 @@ ORDER BY 1, 2
 
 def rows(statement: str) -> list[tuple]:
     """The statement's rows over the tables of our apps' models."""
-    tables = [
-        model._meta.db_table for app in OUR_APPS for model in apps.get_app_config(app).get_models()
-    ]
+    ours = [config for config in apps.get_app_configs() if config.name in APP_PACKAGES]
+    tables = [model._meta.db_table for config in ours for model in config.get_models()]
     with connection.cursor() as cursor:
         cursor.execute(statement, {"tables": tables})
         return cursor.fetchall()
