@@ -167,6 +167,25 @@ def test_org_admin_edits_only_their_policy(organization, other_organization):
     assert SlotPolicy.objects.count() == 2
 
 
+def test_policy_admin_refuses_a_time_zone_that_is_no_iana_name(organization):
+    policy = template_services.slot_policy_get_or_create(organization_id=organization.id)
+    client = builders.admin_site_client(organization)
+    response = client.post(
+        f"/admin/slots/slotpolicy/{policy.pk}/change/",
+        {
+            "timezone": "Mars/Olympus",
+            "default_duration_minutes": "120",
+            "default_cutoff_minutes": "30",
+            "default_vehicle_capacity": json.dumps(VAN),
+            "default_pickup_address": "",
+        },
+    )
+    assert response.status_code == 200
+    assert "timezone Mars/Olympus is not an IANA time zone name" in response.content.decode()
+    policy.refresh_from_db()
+    assert policy.timezone != "Mars/Olympus"
+
+
 # ----- for people: weekdays by name, minutes with their unit, times with their zone -----
 
 
