@@ -423,6 +423,13 @@ def timezone_message(name: str) -> str:
     return f"timezone {name} is not an IANA time zone name"
 
 
+def iana_timezone_validate(value) -> None:
+    """The models' validator of a time zone column (their forms: Django admin), with the rule and
+    message of TimezoneField (the API)."""
+    if not is_iana_timezone(value):
+        raise DjangoValidationError(timezone_message(value))
+
+
 class TimezoneField(StrictCharField):
     """An IANA time zone name (`Europe/Berlin`)."""
 

@@ -7,7 +7,6 @@ from django.contrib import admin, messages
 from rest_framework import serializers
 
 from delivery.errors import ApplicationError
-from delivery.fields import is_iana_timezone, timezone_message
 from slots import selectors
 from slots.models import SlotDay, SlotPolicy, SlotTemplate
 from slots.serializers import VehicleCapacityField
@@ -65,13 +64,6 @@ class SlotPolicyForm(forms.ModelForm):
             "default_duration_minutes": "How long a new slot lasts, in minutes (1 to 1440).",
             "default_cutoff_minutes": "How many minutes before a new slot's start booking closes.",
         }
-
-    def clean_timezone(self):
-        # The management API's rule (TimezoneField), as the zone form applies it.
-        value = self.cleaned_data["timezone"]
-        if not is_iana_timezone(value):
-            raise forms.ValidationError(timezone_message(value))
-        return value
 
     def clean_default_vehicle_capacity(self):
         return _vehicle_capacity_clean(self.cleaned_data["default_vehicle_capacity"])

@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
+from delivery.fields import iana_timezone_validate
 from delivery.ids import new_id
 from tenants.models import ApiKey, Organization
 from zones.models import Zone
@@ -41,7 +42,9 @@ class SlotPolicy(models.Model):
     organization = models.OneToOneField(
         Organization, on_delete=models.CASCADE, related_name="slot_policy"
     )
-    timezone = models.CharField(max_length=64, default=DEFAULT_TIMEZONE)
+    timezone = models.CharField(
+        max_length=64, default=DEFAULT_TIMEZONE, validators=[iana_timezone_validate]
+    )
     default_duration_minutes = models.PositiveIntegerField(default=DEFAULT_DURATION_MINUTES)
     default_cutoff_minutes = models.PositiveIntegerField(default=DEFAULT_CUTOFF_MINUTES)
     default_vehicle_capacity = models.JSONField(default=default_vehicle_capacity)

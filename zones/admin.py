@@ -24,7 +24,6 @@ from django.utils.html import format_html
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from delivery.errors import ApplicationError
-from delivery.fields import is_iana_timezone, timezone_message
 from tenants.admin_display import calendar_day, shortened, time_field
 from tenants.admin_scoping import OrganizationScopedAdmin, ReadOnlyAdminMixin
 from tenants.admin_site import administered_organization_ids
@@ -92,12 +91,6 @@ class ZoneAdminForm(forms.ModelForm):
             services.zone_purpose_change_check(zone=self.instance, purpose=value)
         except ZoneHasSlotTemplates as exc:
             raise forms.ValidationError(exc.message) from None
-        return value
-
-    def clean_timezone(self):
-        value = self.cleaned_data["timezone"]
-        if not is_iana_timezone(value):
-            raise forms.ValidationError(timezone_message(value))
         return value
 
     def clean_metadata(self):

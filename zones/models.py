@@ -4,6 +4,7 @@ gazetteer."""
 from django.db import models
 from django.utils import timezone as django_timezone
 
+from delivery.fields import iana_timezone_validate
 from delivery.ids import new_id
 from tenants.models import Organization
 
@@ -36,7 +37,12 @@ class Zone(models.Model):
     slug = models.SlugField(max_length=63)
     purpose = models.CharField(max_length=10, choices=ZonePurpose.choices, default=ZonePurpose.BOTH)
     enabled = models.BooleanField(default=True)
-    timezone = models.CharField(max_length=64, default="UTC", help_text="IANA time zone name")
+    timezone = models.CharField(
+        max_length=64,
+        default="UTC",
+        help_text="IANA time zone name",
+        validators=[iana_timezone_validate],
+    )
     geodata = models.JSONField(help_text="GeoJSON Polygon; coordinates are [lng, lat] pairs")
     metadata = models.JSONField(default=dict, blank=True)
     window_capacity = models.PositiveIntegerField(default=20)
