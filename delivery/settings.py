@@ -123,6 +123,13 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})
 # A request must fail rather than hang when PostgreSQL is away.
 DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
+# Parameters bound by the server let psycopg prepare a statement once a connection ran it 5 times:
+# PostgreSQL then parses and plans it once per connection (docs/performance.md). Off behind a
+# pooler that cannot keep prepared statements (PgBouncer in transaction mode, by default).
+DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
+if DATABASE_PREPARED_STATEMENTS:
+    DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
+    DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 5)
 # A pool of this many connections per process instead of one kept per thread (for the web
 # workers, whose threads take turns: delivery/fairness.py; gunicorn.conf.py). 0: no pool.
 DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=0)

@@ -163,7 +163,7 @@ def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
     """Claims, sends and records up to `batch` due attempts to destination `key_id` (that of
     `delivery_id` first): (the ids claimed, whether others may wait for the slot it frees)."""
     token, claimed_at, now = uuid.uuid4(), time.monotonic(), timezone.now()
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
         rows = statements.claim(
             cursor,
             key=key_id,

@@ -8,14 +8,15 @@ _DELIVERY = Delivery._meta.db_table
 _EVENT = Event._meta.db_table
 _API_KEY = ApiKey._meta.db_table
 
-#: The key's row lock (FOR NO KEY UPDATE: referencing rows still insert), then in the same round
-#: trip and transaction the claim, which so sees every earlier claim of the destination: unless it
-#: has `in_flight_limit` live tokens, it takes under `token` its share (`batch` at most) of the
-#: key's due, unclaimed deliveries, led by `id` (none if that is not due) or the oldest waiting for
-#: a slot (queued_at NULL). A row per delivery: `delivery.*`, `event.*`, `key.*`, `payload` and
-#: `waiting` (whether others wait).
+#: KEY_LOCK, the key's row lock (FOR NO KEY UPDATE: referencing rows still insert), then in the
+#: same transaction CLAIM, a statement of its own so that it sees every earlier claim of the
+#: destination (a prepared statement holds one command): unless it has `in_flight_limit` live
+#: tokens, it takes under `token` its share (`batch` at most) of the key's due, unclaimed
+#: deliveries, led by `id` (none if that is not due) or the oldest waiting for a slot (queued_at
+#: NULL). A row per delivery: `delivery.*`, `event.*`, `key.*`, `payload` and `waiting` (whether
+#: others wait).
+KEY_LOCK = f"SELECT FROM {_API_KEY} WHERE id = %(key)s FOR NO KEY UPDATE"
 CLAIM = f"""
-SELECT FROM {_API_KEY} WHERE id = %(key)s FOR NO KEY UPDATE;
 WITH waiting AS (
     SELECT w.id, w.next_attempt_at FROM {_DELIVERY} w
     WHERE w.api_key_id = %(key)s AND w.status = 'pending' AND w.queued_at IS NULL
@@ -64,8 +65,9 @@ ORDER BY c.id = (SELECT id FROM own) DESC, c.next_attempt_at, c.id
 
 
 def claim(cursor, **params) -> list[dict]:
-    """Runs CLAIM: its rows, its own delivery first, as {column name: value}."""
+    """Runs KEY_LOCK then CLAIM (in the caller's transaction): the claim's rows, its own delivery
+    first, as {column name: value}."""
+    cursor.execute(KEY_LOCK, {"key": params["key"]})
     cursor.execute(CLAIM, params)
-    cursor.nextset()  # past the lock
     names = [column.name for column in cursor.description]
     return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
