@@ -136,6 +136,18 @@ def worker_command(
     )
 
 
+def literal_sql(sql: str, params) -> str:
+    """`sql` with its parameters written in as literals (psycopg's client-side binding). The
+    seeding statements use a parameter both as text and as a column of another type, which a
+    statement bound on the server, as the service's are (delivery/settings.py), refuses."""
+    import psycopg  # noqa: PLC0415 - the benchmark's tools import this module without Django
+    from django.db import connection  # noqa: PLC0415
+
+    connection.ensure_connection()
+    with psycopg.ClientCursor(connection.connection) as cursor:
+        return cursor.mogrify(sql, params)
+
+
 def beat_command(schedule: Path, *, loglevel: str = "WARNING") -> list[str]:
     return _celery_command("beat", loglevel, "--schedule", str(schedule))
 

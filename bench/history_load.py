@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import connection
 
+from bench import harness
 from couriers.models import (
     CourierEvent,
     CourierIdempotencyKey,
@@ -132,7 +133,7 @@ def _placeholders_only(sql: str) -> str:
 
 def _execute(sql: str, params: dict | None = None) -> int:
     with connection.cursor() as cursor:
-        cursor.execute(_placeholders_only(sql) if params else sql, params)
+        cursor.execute(harness.literal_sql(_placeholders_only(sql), params) if params else sql)
         return cursor.rowcount
 
 
@@ -142,7 +143,7 @@ def _scalar(sql: str, params: dict | None = None):
 
 def _row(sql: str, params: dict | None = None) -> tuple:
     with connection.cursor() as cursor:
-        cursor.execute(_placeholders_only(sql) if params else sql, params)
+        cursor.execute(harness.literal_sql(_placeholders_only(sql), params) if params else sql)
         return cursor.fetchone()
 
 

@@ -369,16 +369,20 @@ class Fixture:
                 values = {**parameters, "category": category, "count": count}
                 values |= {"status": status, "attempts": attempts}
                 anchor = ANCHOR[category]
-                cursor.execute(EVENTS_SQL.format(anchor=anchor), values)
-                if status is not None:
-                    cursor.execute(DELIVERIES_SQL.format(anchor=anchor), values)
-                if attempts:
-                    cursor.execute(ATTEMPTS_SQL.format(anchor=anchor), values)
+                for sql, seeded in (
+                    (EVENTS_SQL, True),
+                    (DELIVERIES_SQL, status is not None),
+                    (ATTEMPTS_SQL, bool(attempts)),
+                ):
+                    if seeded:
+                        cursor.execute(harness.literal_sql(sql.format(anchor=anchor), values))
             _, _, due, kept = OTHERS_SQL["invites"]
-            cursor.execute(USERS_SQL, {**parameters, "count": round((due + kept) * scale)})
+            count = round((due + kept) * scale)
+            cursor.execute(harness.literal_sql(USERS_SQL, {**parameters, "count": count}))
             for _, (_, sql, year_due, year_kept) in OTHERS_SQL.items():
                 due, kept = round(year_due * scale), round(year_kept * scale)
-                cursor.execute(sql, {**parameters, "count": due + kept, "due": due})
+                values = {**parameters, "count": due + kept, "due": due}
+                cursor.execute(harness.literal_sql(sql, values))
             cursor.execute("VACUUM ANALYZE")
             cursor.execute(
                 "SELECT relname, n_live_tup FROM pg_stat_user_tables WHERE relname = ANY(%s)",
@@ -697,7 +701,8 @@ def counts() -> dict[str, int]:
     with connection.cursor() as cursor:
         for name, sql in COUNTS_SQL.items():
             category = name.rsplit(maxsplit=1)[-1]
-            cursor.execute(sql, {"seeded": FIXTURE.seeded_at, "category": category})
+            values = {"seeded": FIXTURE.seeded_at, "category": category}
+            cursor.execute(harness.literal_sql(sql, values))
             found[name] = cursor.fetchone()[0]
     connection.close()
     return found
