@@ -8,13 +8,12 @@ _DELIVERY = Delivery._meta.db_table
 _EVENT = Event._meta.db_table
 _API_KEY = ApiKey._meta.db_table
 
-#: KEY_LOCK, the key's row lock (FOR NO KEY UPDATE: referencing rows still insert), then in the
-#: same transaction CLAIM, a statement of its own so that it sees every earlier claim of the
-#: destination (a prepared statement holds one command): unless it has `in_flight_limit` live
-#: tokens, it takes under `token` its share (`batch` at most) of the key's due, unclaimed
-#: deliveries, led by `id` (none if that is not due) or the oldest waiting for a slot (queued_at
-#: NULL). A row per delivery: `delivery.*`, `event.*`, `key.*`, `payload` and `waiting` (whether
-#: others wait).
+#: KEY_LOCK, the key's row lock (FOR NO KEY UPDATE: referencing rows still insert), then CLAIM in
+#: the same transaction (a statement of its own: it sees every claim made before the lock): unless
+#: it has `in_flight_limit` live tokens, it takes under `token` its share (`batch` at most) of the
+#: key's due, unclaimed deliveries, led by `id` (none if that is not due) or the oldest waiting for
+#: a slot (queued_at NULL). A row per delivery: `delivery.*`, `event.*`, `key.*`, `payload` and
+#: `waiting` (whether others wait).
 KEY_LOCK = f"SELECT FROM {_API_KEY} WHERE id = %(key)s FOR NO KEY UPDATE"
 CLAIM = f"""
 WITH waiting AS (
@@ -65,8 +64,7 @@ ORDER BY c.id = (SELECT id FROM own) DESC, c.next_attempt_at, c.id
 
 
 def claim(cursor, **params) -> list[dict]:
-    """Runs KEY_LOCK then CLAIM (in the caller's transaction): the claim's rows, its own delivery
-    first, as {column name: value}."""
+    """KEY_LOCK, CLAIM (caller's transaction): its rows, its own first, as {column: value}."""
     cursor.execute(KEY_LOCK, {"key": params["key"]})
     cursor.execute(CLAIM, params)
     names = [column.name for column in cursor.description]
