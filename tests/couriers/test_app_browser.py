@@ -25,6 +25,7 @@ from playwright.sync_api import expect
 from couriers import views
 from couriers.admin import SIGN_IN_PATH
 from couriers.models import CourierEvent, CourierIdempotencyKey, StopProof
+from dispatch.models import DriverZone
 from integrations.models import Order, OrderStatusEvent
 from tests import builders
 from tests.core.browser import Watched
@@ -64,6 +65,9 @@ def day_of_stops(transactional_db):
     organization = builders.organization("Acme Deliveries")
     zone = builders.zone_row(organization, timezone="Europe/Berlin")
     driver = builders.driver(organization, name="Samira Haddad")
+    # She serves the zone, so her day is Berlin's (contract "Couriers": the driver's zone time);
+    # serving none, it would be UTC's, another date from 23:00 UTC on.
+    DriverZone.objects.create(driver=driver, zone=zone)
     now = timezone.now().replace(second=0, microsecond=0)
     start = now - dt.timedelta(minutes=now.minute % 15)
     orders = [
