@@ -19,14 +19,11 @@ from redis.exceptions import RedisError
 
 from delivery.celery import app as celery_app
 
-#: the Celery name of the delivery task (webhooks.tasks.deliver)
-DELIVER_TASK = "webhooks.deliver"
+DELIVER_TASK = "webhooks.deliver"  # the Celery name of webhooks.tasks.deliver
 #: deliveries of one destination a message carries (a transaction's new ones) and a claim takes
 DELIVERY_BATCH = 100
-#: a queued message not picked up after this long is presumed lost and queued again
-REQUEUE_AFTER_SECONDS = 30
-#: after a failed publish, how long this process leaves the broker alone
-BROKER_BACKOFF_SECONDS = 10
+REQUEUE_AFTER_SECONDS = 30  # a queued message not picked up by then is presumed lost: queued again
+BROKER_BACKOFF_SECONDS = 10  # after a failed publish, this process leaves the broker alone so long
 #: seconds a claim outlives the longest HTTP call before another worker may take the attempt
 CLAIM_MARGIN_SECONDS = 50
 #: a claim holds an in-flight slot for the timeout plus this long (older: its worker died)

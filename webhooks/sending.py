@@ -22,8 +22,7 @@ from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event
 
 logger = logging.getLogger(__name__)
 
-#: an attempt this long, or a failed one, ends its batch: the receiver is in trouble
-SLOW_ATTEMPT_MS = 200
+SLOW_ATTEMPT_MS = 200  # an attempt this long, or failed, ends its batch: the receiver is in trouble
 #: no attempt of a batch starts later than this after its claim (which counts as in flight)
 BATCH_SECONDS = queueing.IN_FLIGHT_GRACE_SECONDS - 1
 
@@ -159,12 +158,12 @@ def _record(attempts: list[_Attempt], unsent: list[Delivery], *, token: uuid.UUI
         metrics.webhook_attempt_recorded(outcome, count=len(ids))
 
 
-def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
+def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool, object]:
     """Claims, sends and records up to `batch` due attempts to destination `key_id` (that of
-    `delivery_id` first): (the ids claimed, whether others may wait for the slot it frees)."""
+    `delivery_id` first): (ids claimed, whether others may wait for the slot, own_due_at: CLAIM)."""
     token, claimed_at, now = uuid.uuid4(), time.monotonic(), timezone.now()
     with transaction.atomic(), connection.cursor() as cursor:
-        rows = statements.claim(
+        rows, own_due_at = statements.claim(
             cursor,
             key=key_id,
             id=delivery_id,
@@ -176,7 +175,7 @@ def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
             batch=batch,
         )
     if not rows:
-        return set(), False
+        return set(), False, own_due_at
     key, deliveries = ApiKey(**_fields(rows[0], "key")), []
     for row in rows:
         event = Event(**_fields(row, "event"), payload=json.loads(row["payload"]))
@@ -194,22 +193,24 @@ def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool]:
     _record(made, unsent, token=token)
     # Others may wait for the slot this claim frees: some did, or may have while it was sent.
     claimed = {str(delivery.id) for delivery in deliveries}
-    return claimed, rows[0]["waiting"] or len(deliveries) > 1 or made[-1].in_trouble
+    return claimed, rows[0]["waiting"] or len(deliveries) > 1 or made[-1].in_trouble, None
 
 
 def _send_due(delivery_ids, *, batch: int, key=None) -> tuple[bool, object, bool]:
     """The due attempts of these deliveries (of destination `key` when known), each claim taking
     up to `batch` of the backlog: (whether it made any, their destination, whether others wait)."""
-    # The claim alone tells whether a new delivery is due: it is read first only if not.
-    if key and len(delivery_ids) == 1 and (taken := _attempt(key, delivery_ids[0], batch=batch))[0]:
-        return True, key, taken[1]
+    # The claim alone tells whether a new delivery is due; it is read only if it still waits.
+    if key and len(delivery_ids) == 1:
+        claimed, further, own_due_at = _attempt(key, delivery_ids[0], batch=batch)
+        if claimed or own_due_at is None:
+            return bool(claimed), key, further
     now = timezone.now()
     due = _due(delivery_ids, now=now)
     made, taken, key_id, look_further = False, set(), None, False
     for n, (delivery_id, key_id) in enumerate(due):
         if delivery_id in taken:
             continue
-        claimed, further = _attempt(key_id, delivery_id, batch=batch)
+        claimed, further, _ = _attempt(key_id, delivery_id, batch=batch)
         if not claimed:
             # At its limit: the rest wait for a slot, which a task of theirs or the sweep gives.
             rest = [i for i, _ in due[n:] if i not in taken]
@@ -232,5 +233,5 @@ def delivery_send(*delivery_ids, key=None) -> bool:
     holds the deliveries waiting for a slot, oldest first. True if it made any of its own."""
     made, key_id, look_further = _send_due(delivery_ids, batch=queueing.DELIVERY_BATCH, key=key)
     while look_further:
-        _, look_further = _attempt(key_id, None, batch=queueing.DELIVERY_BATCH)
+        _, look_further, _ = _attempt(key_id, None, batch=queueing.DELIVERY_BATCH)
     return made

@@ -12,8 +12,8 @@ _API_KEY = ApiKey._meta.db_table
 #: the same transaction (a statement of its own: it sees every claim made before the lock): unless
 #: it has `in_flight_limit` live tokens, it takes under `token` its share (`batch` at most) of the
 #: key's due, unclaimed deliveries, led by `id` (none if that is not due) or the oldest waiting for
-#: a slot (queued_at NULL). A row per delivery: `delivery.*`, `event.*`, `key.*`, `payload` and
-#: `waiting` (whether others wait).
+#: a slot (queued_at NULL). A row per delivery: `delivery.*`, `event.*`, `key.*`, `payload`,
+#: `waiting` (others wait); none claimed, one of NULLs but `own_due_at`: `id`'s, if it still waits.
 KEY_LOCK = f"SELECT FROM {_API_KEY} WHERE id = %(key)s FOR NO KEY UPDATE"
 CLAIM = f"""
 WITH waiting AS (
@@ -57,15 +57,19 @@ SELECT c.id AS "delivery.id", c.url AS "delivery.url", c.attempts AS "delivery.a
        k.encrypted_webhook_secret AS "key.encrypted_webhook_secret",
        k.encrypted_previous_webhook_secret AS "key.encrypted_previous_webhook_secret",
        k.previous_webhook_secret_expires_at AS "key.previous_webhook_secret_expires_at",
-       EXISTS (SELECT FROM waiting WHERE id NOT IN (SELECT id FROM claimed)) AS waiting
-FROM claimed c JOIN {_EVENT} e ON e.id = c.event_id JOIN {_API_KEY} k ON k.id = %(key)s
-ORDER BY c.id = (SELECT id FROM own) DESC, c.next_attempt_at, c.id
+       EXISTS (SELECT FROM waiting WHERE id NOT IN (SELECT id FROM claimed)) AS waiting,
+       o.next_attempt_at AS own_due_at
+FROM own LEFT JOIN {_DELIVERY} o ON o.id = own.id AND o.status = 'pending'
+         AND (o.claimed_until IS NULL OR o.claimed_until < %(now)s) LEFT JOIN claimed c ON true
+LEFT JOIN {_EVENT} e ON e.id = c.event_id LEFT JOIN {_API_KEY} k ON k.id = %(key)s
+ORDER BY c.id = own.id DESC, c.next_attempt_at, c.id
 """  # noqa: S608 - table names come from the models, values are parameters
 
 
-def claim(cursor, **params) -> list[dict]:
-    """KEY_LOCK, CLAIM (caller's transaction): its rows, its own first, as {column: value}."""
+def claim(cursor, **params) -> tuple[list[dict], object]:
+    """KEY_LOCK, CLAIM (caller's transaction): its rows (own first) as {column: v}, own_due_at."""
     cursor.execute(KEY_LOCK, {"key": params["key"]})
     cursor.execute(CLAIM, params)
     names = [column.name for column in cursor.description]
-    return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+    rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+    return [row for row in rows if row["delivery.id"]], rows[0]["own_due_at"]

@@ -38,8 +38,7 @@ def slot_booking_check(
     if slot.cutoff_passed(now or timezone.now()):
         raise errors.SlotCutoffPassed()
     zone = template.zone
-    # covers(): a point on the boundary is inside, as for every zone lookup (contract "Slots and
-    # windows").
+    # covers(): a point on the boundary is inside, as in every zone lookup (docs/contract.md).
     if not polygon_from_geodata(zone.geodata).covers(Point(dropoff_lng, dropoff_lat)):
         raise errors.DropoffOutsideZone()
     if not zone.enabled:

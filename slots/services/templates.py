@@ -25,8 +25,7 @@ DURATION_MISMATCH = (
 
 
 def slot_policy_get_or_create(*, organization_id: UUID | str) -> SlotPolicy:
-    """The organization's slot policy, created with the contract's defaults the first time
-    (concurrent first calls create one row: the one-to-one key decides)."""
+    """The organization's slot policy, created with the defaults at first (one row: a 1:1 key)."""
     return SlotPolicy.objects.get_or_create(organization_id=organization_id)[0]
 
 

@@ -313,7 +313,7 @@ def test_a_message_naming_its_destination_is_claimed_without_reading_the_deliver
     organization, receiver
 ):
     """A new delivery's message names its key: the claim alone decides, one query fewer than a
-    message without it; a duplicate or early one still sends nothing (the delivery is read)."""
+    message without it; a duplicate one sends nothing."""
     key = builders.api_key(organization, "partner_a", webhook_url=receiver.url).api_key
     builders.order_event(organization, "SO-1")
     builders.order_event(organization, "SO-2")
@@ -328,6 +328,24 @@ def test_a_message_naming_its_destination_is_claimed_without_reading_the_deliver
     assert "FOR NO KEY UPDATE" in statements[0]  # the claim comes first
     assert tasks.deliver(second, key=str(key.id)) is False  # a duplicate message
     assert len(receiver.requests) == 2
+
+
+def test_a_message_whose_delivery_another_claim_sent_ends_with_the_claim(organization, receiver):
+    """Under load a claim takes a share of its destination's backlog, so many messages find their
+    delivery sent already: the claim says so, and the delivery is not read again."""
+    key = builders.api_key(organization, "partner_a", webhook_url=receiver.url).api_key
+    builders.order_event(organization, "SO-1")
+    delivery_id = str(Delivery.objects.get().id)
+    assert tasks.deliver(delivery_id, key=str(key.id)) is True
+
+    with CaptureQueriesContext(connection) as again:
+        assert tasks.deliver(delivery_id, key=str(key.id)) is False
+
+    statements = [q["sql"] for q in again.captured_queries]
+    statements = [s for s in statements if not s.startswith(("BEGIN", "SAVEPOINT", "RELEASE"))]
+    assert len(statements) == 2, statements  # the key's lock and the claim
+    assert "FOR NO KEY UPDATE" in statements[0]
+    assert len(receiver.requests) == 1
 
 
 def test_redeliver_starts_a_new_round_to_the_current_url(organization, receiver, httpserver):

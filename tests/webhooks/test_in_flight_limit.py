@@ -53,6 +53,24 @@ def test_destination_at_its_limit_parks_the_next_delivery(organization, receiver
     assert (third.status, third.attempts, third.queued_at) == (DeliveryStatus.PENDING, 0, None)
 
 
+def test_a_message_naming_the_destination_at_its_limit_parks_its_delivery(
+    organization, receiver, limit_two
+):
+    """The claim finds the delivery still waiting but takes nothing: it is parked for a slot, as
+    when the message names no destination."""
+    issued = builders.api_key(organization, "partner_a", webhook_url=receiver.url)
+    with time_machine.travel(T0, tick=False):
+        first, second, third = (emit(organization, ref) for ref in ("A", "B", "C"))
+        on_the_wire(first, T0)
+        on_the_wire(second, T0)
+
+        assert tasks.deliver(str(third.id), key=str(issued.api_key.id)) is False
+
+    assert receiver.requests == []
+    third.refresh_from_db()
+    assert (third.status, third.attempts, third.queued_at) == (DeliveryStatus.PENDING, 0, None)
+
+
 def test_other_destinations_are_not_held_up(organization, receiver, limit_two):
     builders.api_key(organization, "partner_a", webhook_url="http://127.0.0.1:9/hangs")
     other = builders.organization()
