@@ -401,6 +401,7 @@ UNUSED_PHOTO_RETENTION_HOURS = env.int("UNUSED_PHOTO_RETENTION_HOURS", default=2
 
 # Celery: Redis broker; tasks acknowledged after they ran so a killed worker loses nothing.
 CELERY_BROKER_URL = REDIS_URL
+CELERY_BROKER_TRANSPORT = "delivery.broker:Transport"  # kombu's Redis, one client per channel
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 # Celery's Django fixup closes the task thread's database connection after every task unless
