@@ -158,7 +158,7 @@ def _record(attempts: list[_Attempt], unsent: list[Delivery], *, token: uuid.UUI
         metrics.webhook_attempt_recorded(outcome, count=len(ids))
 
 
-def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool, object]:
+def _attempt(key_id, delivery_id, *, batch: int) -> tuple[set[str], bool, datetime | None]:
     """Claims, sends and records up to `batch` due attempts to destination `key_id` (that of
     `delivery_id` first): (ids claimed, whether others may wait for the slot, own_due_at: CLAIM)."""
     token, claimed_at, now = uuid.uuid4(), time.monotonic(), timezone.now()
