@@ -1,15 +1,15 @@
 """Images from couriers' phones, behind one small interface of ours (Pillow inside).
 
-Every image is decoded whole and encoded again from its pixels alone: whatever the file carried
-besides them (EXIF with the phone's GPS position, XMP, comments, colour profiles, trailing
-bytes) is gone. The orientation EXIF asked for is applied to the pixels first, so the photo
-still stands the right way up. A file that announces more pixels than MAX_PIXELS is refused
-before its pixels are decoded (a "decompression bomb": a small file that would fill memory).
+Every image is decoded whole. A photo is then encoded again from its pixels alone: whatever the
+file carried besides them (EXIF with the phone's GPS position, XMP, comments, colour profiles,
+trailing bytes) is gone. The orientation EXIF asked for is applied to the pixels first, so the
+photo still stands the right way up. A file that announces more pixels than MAX_PIXELS is
+refused before its pixels are decoded (a "decompression bomb": a small file that would fill
+memory).
 """
 
 import io
 import warnings
-import zlib
 from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -36,13 +36,21 @@ class CleanImage:
     height: int
 
 
-def image_reencode(
-    data: bytes, *, formats: tuple[str, ...] = ("JPEG", "PNG"), drawing: bool = False
-) -> CleanImage:
-    """`data` decoded (one of `formats`, by its content, never its name) and encoded again in
-    its own format without any metadata; raises ImageRefused otherwise. A `drawing` (strokes on
-    a flat background: a signature) is compressed by runs as a PNG, which costs about a third
-    less CPU than zlib's default for a file of a few KB more."""
+#: what Pillow raises for a file it cannot read (or one too large to decode)
+_UNREADABLE = (
+    UnidentifiedImageError,
+    Image.DecompressionBombError,
+    Image.DecompressionBombWarning,
+    OSError,
+    SyntaxError,
+    ValueError,
+    EOFError,
+)
+
+
+def image_decode(data: bytes, *, formats: tuple[str, ...] = ("JPEG", "PNG")) -> Image.Image:
+    """`data` decoded whole (one of `formats`, by its content, never its name; its `format`
+    says which); raises ImageRefused otherwise."""
     try:
         with warnings.catch_warnings():
             # Pillow only warns between MAX_IMAGE_PIXELS and twice that: refuse at the warning.
@@ -51,32 +59,30 @@ def image_reencode(
                 width, height = image.size
                 if width * height > MAX_PIXELS:
                     raise ImageRefused("too many pixels")
-                source_format = image.format
                 image.load()
-                upright = ImageOps.exif_transpose(image)
-    except ImageRefused:
-        raise
-    except (
-        UnidentifiedImageError,
-        Image.DecompressionBombError,
-        Image.DecompressionBombWarning,
-        OSError,
-        SyntaxError,
-        ValueError,
-        EOFError,
-    ) as exc:
+    except _UNREADABLE as exc:
         raise ImageRefused(str(exc)) from None
-    if source_format not in formats:
-        raise ImageRefused(f"format {source_format}")
+    if image.format not in formats:
+        raise ImageRefused(f"format {image.format}")
+    return image
+
+
+def image_reencode(data: bytes) -> CleanImage:
+    """`data` decoded (a JPEG or PNG: image_decode) and encoded again in its own format without
+    any metadata; raises ImageRefused otherwise."""
+    image = image_decode(data)
+    source_format = image.format
     content_type, extension = _FORMATS[source_format]
+    try:
+        upright = ImageOps.exif_transpose(image)  # the photo stands as the phone held it
+    except _UNREADABLE as exc:  # its EXIF is broken
+        raise ImageRefused(str(exc)) from None
     upright.info = {}  # nothing of the source's metadata reaches the encoder
     out = io.BytesIO()
     if source_format == "JPEG":
         if upright.mode not in ("RGB", "L"):
             upright = upright.convert("RGB")
         upright.save(out, "JPEG", quality=JPEG_QUALITY)
-    elif drawing:
-        upright.save(out, "PNG", compress_type=zlib.Z_RLE)
     else:
         upright.save(out, "PNG")
     return CleanImage(out.getvalue(), content_type, extension, upright.width, upright.height)

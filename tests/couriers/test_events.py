@@ -7,6 +7,7 @@ import io
 import os
 
 import pytest
+from django.core.files.storage import storages
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from PIL import Image
@@ -42,6 +43,13 @@ def png_data_url(size=(120, 40)) -> str:
     out = io.BytesIO()
     Image.new("L", size, 255).save(out, "PNG")
     return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode()
+
+
+def truncated_png() -> bytes:
+    """A PNG whose header reads well and whose pixels stop half way."""
+    out = io.BytesIO()
+    Image.frombytes("L", (200, 200), os.urandom(200 * 200)).save(out, "PNG")
+    return out.getvalue()[: len(out.getvalue()) // 2]
 
 
 def status_of(order) -> str:
@@ -296,8 +304,9 @@ def test_the_policy_asks_for_a_signature_and_a_photo(courier, route_orders, orga
         "data:image/png;base64," + base64.b64encode(image_bytes("JPEG")).decode(),
         "data:image/png;base64,not-base64!!",
         "a signature",
+        "data:image/png;base64," + base64.b64encode(truncated_png()).decode(),
     ],
-    ids=["jpeg-url", "jpeg-as-png", "bad-base64", "text"],
+    ids=["jpeg-url", "jpeg-as-png", "bad-base64", "text", "truncated-png"],
 )
 def test_a_signature_must_be_a_png_data_url(courier, route_orders, signature):
     order = route_orders[0]
@@ -307,6 +316,19 @@ def test_a_signature_must_be_a_png_data_url(courier, route_orders, signature):
 
     assert_error(response, 400, code="signature_invalid")
     assert status_of(order) == "in_transit"
+
+
+def test_a_signature_is_kept_as_the_courier_sent_it(courier, route_orders):
+    order = route_orders[0]
+    walk(courier, order, "picked_up", "in_transit")
+    signature = png_data_url()
+
+    response = send(courier, order, {"type": "delivered", "proof": {"signature": signature}})
+
+    assert response.status_code == 200, response.content
+    proof = StopProof.objects.get(order=order)
+    with storages["proofs"].open(proof.signature_name) as stored:
+        assert stored.read() == base64.b64decode(signature.partition(",")[2])
 
 
 def test_a_delivery_reads_its_order_once_and_takes_no_savepoint(courier, route_orders):
