@@ -48,16 +48,20 @@ _UNREADABLE = (
 )
 
 
-def image_decode(data: bytes, *, formats: tuple[str, ...] = ("JPEG", "PNG")) -> Image.Image:
+def image_decode(
+    data: bytes, *, formats: tuple[str, ...] = ("JPEG", "PNG"), max_pixels: int | None = None
+) -> Image.Image:
     """`data` decoded whole (one of `formats`, by its content, never its name; its `format`
-    says which); raises ImageRefused otherwise."""
+    says which) when it has at most `max_pixels` (default MAX_PIXELS); raises ImageRefused
+    otherwise."""
+    limit = MAX_PIXELS if max_pixels is None else max_pixels
     try:
         with warnings.catch_warnings():
             # Pillow only warns between MAX_IMAGE_PIXELS and twice that: refuse at the warning.
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(io.BytesIO(data), formats=list(formats)) as image:
                 width, height = image.size
-                if width * height > MAX_PIXELS:
+                if width * height > limit:
                     raise ImageRefused("too many pixels")
                 image.load()
     except _UNREADABLE as exc:

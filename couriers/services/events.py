@@ -44,6 +44,9 @@ from tenants.models import Driver
 LATE_LIMIT = timedelta(hours=24)
 AHEAD_LIMIT = timedelta(minutes=2)
 SIGNATURE_MAX_BYTES = 200 * 1024
+#: a 4K screen's worth, far more than a signature pad (the courier app sends at most 600 px wide):
+#: 200 KB of flat PNG can announce tens of megapixels, each decoded into memory
+SIGNATURE_MAX_PIXELS = 3840 * 2160
 _PNG_DATA_URL = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=\s]+)", re.ASCII)
 
 #: `Idempotency-Key`s of the courier API are the driver's own (contract "Couriers")
@@ -116,7 +119,7 @@ def signature_png(data_url: str) -> bytes:
     if not raw or len(raw) > SIGNATURE_MAX_BYTES:
         raise SignatureInvalid()
     try:
-        image_decode(raw, formats=("PNG",))
+        image_decode(raw, formats=("PNG",), max_pixels=SIGNATURE_MAX_PIXELS)
     except ImageRefused:
         raise SignatureInvalid() from None
     return raw

@@ -318,6 +318,20 @@ def test_a_signature_must_be_a_png_data_url(courier, route_orders, signature):
     assert status_of(order) == "in_transit"
 
 
+def test_a_signature_announcing_more_pixels_than_a_4k_screen_is_refused(courier, route_orders):
+    order = route_orders[0]
+    walk(courier, order, "picked_up", "in_transit")
+    out = io.BytesIO()
+    Image.new("1", (4000, 2100), 1).save(out, "PNG")  # a few KB of flat pixels
+    assert len(out.getvalue()) < 200 * 1024
+    huge = "data:image/png;base64," + base64.b64encode(out.getvalue()).decode()
+
+    response = send(courier, order, {"type": "delivered", "proof": {"signature": huge}})
+
+    assert_error(response, 400, code="signature_invalid")
+    assert status_of(order) == "in_transit"
+
+
 def test_a_signature_is_kept_as_the_courier_sent_it(courier, route_orders):
     order = route_orders[0]
     walk(courier, order, "picked_up", "in_transit")

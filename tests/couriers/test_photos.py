@@ -78,6 +78,19 @@ def test_a_photo_with_gps_exif_is_stored_without_it(courier, driver):
     assert "door" not in photo.file_name  # the phone's file name never reaches the storage
 
 
+def test_a_photo_is_turned_the_way_its_exif_orientation_says(courier):
+    exif = gps_exif()
+    exif[ExifTags.Base.Orientation] = 6  # taken with the phone on its side: turn 90 degrees
+    response = upload(courier, image_bytes("JPEG", size=(64, 48), exif=exif))
+
+    assert response.status_code == 201, response.content
+    photo = CourierPhoto.objects.get(pk=response.json()["photoId"])
+    with storages["proofs"].open(photo.file_name) as stored:
+        image = Image.open(stored)
+        assert image.size == (48, 64)
+        assert dict(image.getexif()) == {}
+
+
 def test_a_png_stays_a_png_without_its_metadata(courier):
     response = upload(courier, image_bytes("PNG", exif=gps_exif()), "x.png", "image/png")
 
