@@ -44,7 +44,7 @@ from delivery.throttling import ClientAddressThrottle
 from integrations import selectors as order_selectors
 from integrations.erp import apis as erp_apis
 from integrations.erp.serializers import ErpOrderSlotOutput, ErpSlotAssignInput
-from integrations.errors import OrderNotFound
+from integrations.errors import IdempotencyKeyInvalid, OrderNotFound
 from integrations.openapi_examples import ERP_ORDER_SLOT
 from integrations.partner import selectors as partner_selectors
 from integrations.serializers import ManagedOrderDetailOutput
@@ -238,9 +238,17 @@ class CourierOrderEventsApi(CourierApiView):
             with transaction.atomic():
                 status, body = record()
             return Response(body, status=status)
-        # An unknown order is a 404 whatever the key.
-        selectors.driver_order_check(driver=driver, order_id=order_id)
-        key = idempotency.idempotency_key_read(header)
+
+        # An unknown order is a 404 whatever the key. A new key's event reads the order anyway
+        # (and releases the key on its 404): only a malformed or used key is checked first.
+        def order_check() -> None:
+            selectors.driver_order_check(driver=driver, order_id=order_id)
+
+        try:
+            key = idempotency.idempotency_key_read(header)
+        except IdempotencyKeyInvalid:
+            order_check()
+            raise
         result = idempotency.idempotent_run(
             owner_id=driver.id,
             key=key,
@@ -249,6 +257,7 @@ class CourierOrderEventsApi(CourierApiView):
             ),
             operation=record,
             scope=event_services.DRIVER_KEYS,
+            on_used_key=order_check,
         )
         headers = {"Idempotent-Replayed": "true"} if result.replayed else {}
         return Response(result.body, status=result.status, headers=headers)

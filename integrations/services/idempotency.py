@@ -106,13 +106,20 @@ def _insert_claim(*, scope: KeyScope, owner_id, key: str, fingerprint: str, now)
 
 
 def idempotency_claim(
-    *, owner_id: UUID | str, key: str, fingerprint: str, scope: KeyScope = API_KEYS
+    *,
+    owner_id: UUID | str,
+    key: str,
+    fingerprint: str,
+    scope: KeyScope = API_KEYS,
+    on_used_key: Callable[[], None] | None = None,
 ) -> Claim | StoredResponse:
     """Claims `key` for this request, or answers what the earlier request with it decided.
 
     Returns a Claim (go ahead and do the work) or the StoredResponse to replay; raises 422 when
     the key was used with another body, 409 while the request that holds it is running.
+    `on_used_key` runs once the key is found taken, before any of those answers (it may raise).
     """
+    checked = on_used_key is None
     for _ in range(_CLAIM_ATTEMPTS):
         now = timezone.now()
         claim = _insert_claim(
@@ -120,6 +127,9 @@ def idempotency_claim(
         )
         if claim is not None:
             return claim
+        if not checked:
+            on_used_key()
+            checked = True
         rows = scope.model.objects
         existing = rows.filter(**{scope.owner_column: owner_id, "key": key}).first()
         if existing is None:
@@ -178,14 +188,18 @@ def idempotent_run(
     fingerprint: str,
     operation: Callable[[], tuple[int, Any]],
     scope: KeyScope = API_KEYS,
+    on_used_key: Callable[[], None] | None = None,
 ) -> IdempotentResult:
     """Runs `operation` (returning status and JSON body) at most once per key of `owner_id` in
     `scope` (contract "Orders").
 
     The operation and the stored response commit in one transaction; any exception releases
-    the claim and propagates.
+    the claim and propagates. `on_used_key`: a check that must answer before a replay, 409 or
+    422 (the operation makes it too, so a new key skips it); see idempotency_claim.
     """
-    claimed = idempotency_claim(owner_id=owner_id, key=key, fingerprint=fingerprint, scope=scope)
+    claimed = idempotency_claim(
+        owner_id=owner_id, key=key, fingerprint=fingerprint, scope=scope, on_used_key=on_used_key
+    )
     if isinstance(claimed, StoredResponse):
         return IdempotentResult(status=claimed.status, body=claimed.body, replayed=True)
     try:

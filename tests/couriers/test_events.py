@@ -169,8 +169,8 @@ def test_an_order_not_theirs_is_not_found_whatever_the_key(
 
 
 def test_an_event_with_a_key_reads_the_order_once(courier, route_orders):
-    """The check before the key only asks whether the order is the driver's; the order, its
-    stop and the proof policy are read once, locked, with the event."""
+    """With a new key, the order, its stop and the proof policy are read once, locked, with the
+    event: no check before it (the event's own read answers 404 and gives the key back)."""
     with CaptureQueriesContext(connection) as queries:
         response = send(courier, route_orders[0], {"type": "picked_up"}, HTTP_IDEMPOTENCY_KEY="k")
 
@@ -178,6 +178,32 @@ def test_an_event_with_a_key_reads_the_order_once(courier, route_orders):
     sql = [q["sql"] for q in queries.captured_queries]
     (stop_read,) = [q for q in sql if "stop_sequence" in q]
     assert "FOR UPDATE" in stop_read
+    order_reads = [
+        q for q in sql if q.lstrip().startswith("SELECT") and '"integrations_order"' in q
+    ] + [q for q in sql if "FROM integrations_order " in q]
+    assert order_reads == [stop_read]
+
+
+def test_an_order_not_theirs_is_not_found_before_the_key_is_replayed_or_refused(
+    courier, route_orders, organization, zone
+):
+    """A used key replays on the driver's own order only, and a malformed key's 400 comes after
+    the order's 404, as before a new key's event reads the order itself."""
+    theirs = builders.order_row(organization, zone=zone, external_ref="THEIRS")
+    builders.advance(theirs, "assigned", driver=builders.driver(organization, "Other Driver"))
+    body = {"type": "picked_up"}
+    assert send(courier, route_orders[0], body, HTTP_IDEMPOTENCY_KEY="k").status_code == 200
+
+    replayed = send(courier, route_orders[0], body, HTTP_IDEMPOTENCY_KEY="k")
+    assert replayed.status_code == 200
+    assert replayed.headers["Idempotent-Replayed"] == "true"
+    for key in ("k", "bad\u0001key"):
+        assert_error(send(courier, theirs, body, HTTP_IDEMPOTENCY_KEY=key), 404, "Order not found")
+    assert_error(
+        send(courier, route_orders[0], body, HTTP_IDEMPOTENCY_KEY="bad\u0001key"),
+        400,
+        "Idempotency-Key must be 1 to 255 printable ASCII characters",
+    )
 
 
 def test_another_organizations_order_is_not_found(courier, route_orders, other_organization):
