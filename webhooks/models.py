@@ -73,7 +73,8 @@ class DeliveryStatus(models.TextChoices):
 class Delivery(models.Model):
     """Sending one event to one URL, with its retry schedule kept in the database.
 
-    `next_attempt_at` is when the next attempt is due (None once delivered or failed); attempt
+    `next_attempt_at` is when the next attempt is due, set exactly while the delivery is pending
+    (a constraint: the claim finds a destination's pending deliveries by it); attempt
     k of the current round is due `WEBHOOK_RETRY_SCHEDULE[k-1]` seconds after `schedule_start`.
     A worker owns an attempt while `claim_token` is its token and `claimed_until` is ahead;
     `queued_at` says when a Celery message was last published (NULL: none is on its way, as
@@ -106,12 +107,27 @@ class Delivery(models.Model):
 
     class Meta:
         verbose_name_plural = "deliveries"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status=DeliveryStatus.PENDING, next_attempt_at__isnull=False)
+                | (~Q(status=DeliveryStatus.PENDING) & Q(next_attempt_at__isnull=True)),
+                name="webhook_delivery_due_while_pending",
+            )
+        ]
         indexes = [
             # The sweep: due pending deliveries.
             models.Index(
                 fields=("next_attempt_at",),
                 condition=Q(status="pending"),
                 name="webhook_delivery_due",
+            ),
+            # A claim's due deliveries of its destination (statements.CLAIM), on this index alone:
+            # its conditions do not say `status`, so `webhook_delivery_due` (every destination's
+            # due rows) is no plan for it, whatever another destination's backlog.
+            models.Index(
+                fields=("api_key", "next_attempt_at", "id"),
+                condition=Q(next_attempt_at__isnull=False),
+                name="webhook_delivery_claimable",
             ),
             # The in-flight limit per destination: live claims of a key (statements.CLAIM).
             models.Index(
@@ -121,9 +137,9 @@ class Delivery(models.Model):
             ),
             # A freed slot goes to the destination's oldest waiting delivery (delivery_send).
             models.Index(
-                fields=("api_key", "next_attempt_at"),
-                condition=Q(status="pending", queued_at__isnull=True),
-                name="webhook_delivery_parked",
+                fields=("api_key", "next_attempt_at", "id"),
+                condition=Q(next_attempt_at__isnull=False, queued_at__isnull=True),
+                name="webhook_delivery_waiting",
             ),
             # The management list: newest first per organization, optionally by status.
             models.Index(

@@ -1,5 +1,4 @@
-"""The webhook outbox's one hand-written statement, the claim: as ORM queries (lock, count,
-pick, update, read back) it cost the worker about 2 ms more per delivery."""
+"""The webhook outbox's one hand-written statement: the claim (2 ms less a delivery than ORM)."""
 
 from tenants.models import ApiKey
 from webhooks.models import Delivery, Event
@@ -11,15 +10,16 @@ _API_KEY = ApiKey._meta.db_table
 #: KEY_LOCK, the key's row lock (FOR NO KEY UPDATE: referencing rows still insert), then CLAIM in
 #: the same transaction (a statement of its own: it sees every claim made before the lock): unless
 #: it has `in_flight_limit` live tokens, it takes under `token` its share (`batch` at most) of the
-#: key's due, unclaimed deliveries, led by `id` (none if that is not due) or the oldest waiting for
-#: a slot (queued_at NULL). A row per delivery: `delivery.*`, `event.*`, `key.*`, `payload`,
-#: `waiting` (others wait); none claimed, one of NULLs but `own_due_at`: `id`'s, if it still waits.
+#: key's due, unclaimed deliveries, led by `id` (none if not due) or the oldest waiting for a slot
+#: (queued_at NULL). Pending is `next_attempt_at` set (a constraint), not `status`: only the key's
+#: indexes serve it, never `webhook_delivery_due` (every key's due rows). Rows: `delivery.*`,
+#: `event.*`, `key.*`, `payload`, `waiting` (others wait); none claimed: one, NULL but own_due_at.
 KEY_LOCK = f"SELECT FROM {_API_KEY} WHERE id = %(key)s FOR NO KEY UPDATE"
 CLAIM = f"""
 WITH waiting AS (
     SELECT w.id, w.next_attempt_at FROM {_DELIVERY} w
-    WHERE w.api_key_id = %(key)s AND w.status = 'pending' AND w.queued_at IS NULL
-      AND w.next_attempt_at <= %(now)s AND (w.claimed_until IS NULL OR w.claimed_until < %(now)s)
+    WHERE w.api_key_id = %(key)s AND w.queued_at IS NULL AND w.next_attempt_at <= %(now)s
+      AND (w.claimed_until IS NULL OR w.claimed_until < %(now)s)
     ORDER BY w.next_attempt_at, w.id LIMIT %(batch)s + 1
 ),
 own AS (
@@ -28,10 +28,10 @@ own AS (
 ),
 due AS (
     SELECT d.id, d.next_attempt_at, d.id = own.id AS own FROM {_DELIVERY} d, own
-    WHERE d.api_key_id = %(key)s AND d.status = 'pending' AND d.next_attempt_at <= %(now)s
+    WHERE d.api_key_id = %(key)s AND d.next_attempt_at <= %(now)s
       AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
       AND (SELECT count(DISTINCT o.claim_token) FROM {_DELIVERY} o
-           WHERE o.api_key_id = %(key)s AND o.status = 'pending'
+           WHERE o.api_key_id = %(key)s AND o.next_attempt_at IS NOT NULL
              AND o.claimed_until > %(in_flight_after)s) < %(in_flight_limit)s
     ORDER BY d.id = own.id DESC, d.next_attempt_at, d.id
     LIMIT %(batch)s * %(in_flight_limit)s

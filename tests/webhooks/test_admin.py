@@ -68,7 +68,10 @@ def test_delivery_times_say_utc_and_a_long_url_is_shortened(organization):
     builders.api_key(organization, "partner_a", webhook_url=url)
     delivery = emit(organization, "A")
     created = datetime.datetime(2031, 1, 15, 13, 5, tzinfo=datetime.UTC)
-    Delivery.objects.filter(pk=delivery.pk).update(created_at=created, next_attempt_at=None)
+    # Failed, so it has no next attempt time (a pending delivery always has one) beside these.
+    Delivery.objects.filter(pk=delivery.pk).update(
+        created_at=created, status=DeliveryStatus.FAILED, next_attempt_at=None
+    )
     DeliveryAttempt.objects.create(
         delivery=delivery, number=1, started_at=created, status_code=500, latency_ms=12
     )
