@@ -84,6 +84,8 @@ def delivery_rows_read(node) -> int:
 
 
 def test_another_destinations_claim_reads_none_of_the_backlog(piled_up):
+    """At this size the planner may find the key's rows even without the rule below: the test
+    after this one is what fails if the claim can walk every destination's due rows again."""
     _, quiet, delivery = piled_up
 
     (plan,) = claim_plan(quiet.api_key.id, delivery.id)
