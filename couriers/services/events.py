@@ -23,7 +23,7 @@ from couriers.errors import (
     SignatureInvalid,
     SignatureRequired,
 )
-from couriers.images import ImageRefused, image_decode
+from couriers.images import ImageRefused, png_verify
 from couriers.models import (
     CourierEvent,
     CourierIdempotencyKey,
@@ -105,9 +105,10 @@ def event_time_check(at: datetime | None, *, now: datetime, field_name: str = "a
 
 
 def signature_png(data_url: str) -> bytes:
-    """The PNG of a signature data URL, as sent once it decodes whole; 400 unless it is a PNG of
-    at most 200 KB. Not encoded again, as photos are: a signature pad's drawing carries no
-    camera metadata, and where and when it was signed are the proof's own fields."""
+    """The PNG of a signature data URL, as sent once it verifies whole (images.png_verify); 400
+    unless it is a PNG of at most 200 KB. Not encoded again, as photos are: a signature pad's
+    drawing carries no camera metadata, and where and when it was signed are the proof's own
+    fields."""
     match = _PNG_DATA_URL.fullmatch(data_url.strip())
     # base64 takes 4 characters per 3 bytes: a longer text cannot hold 200 KB or less.
     if match is None or len(match.group(1)) > (SIGNATURE_MAX_BYTES // 3 + 1) * 4 + 1024:
@@ -119,7 +120,7 @@ def signature_png(data_url: str) -> bytes:
     if not raw or len(raw) > SIGNATURE_MAX_BYTES:
         raise SignatureInvalid()
     try:
-        image_decode(raw, formats=("PNG",), max_pixels=SIGNATURE_MAX_PIXELS)
+        png_verify(raw, max_pixels=SIGNATURE_MAX_PIXELS)
     except ImageRefused:
         raise SignatureInvalid() from None
     return raw

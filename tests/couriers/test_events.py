@@ -53,6 +53,15 @@ def truncated_png() -> bytes:
     return out.getvalue()[: len(out.getvalue()) // 2]
 
 
+def altered_png() -> bytes:
+    """A whole PNG with one byte of its pixel data changed, as a damaged upload would be."""
+    out = io.BytesIO()
+    Image.frombytes("L", (200, 200), os.urandom(200 * 200)).save(out, "PNG")
+    data = bytearray(out.getvalue())
+    data[data.index(b"IDAT") + 100] ^= 0x01
+    return bytes(data)
+
+
 def flat_png(size) -> bytes:
     """A PNG of one colour: a few KB, however many pixels it announces."""
     out = io.BytesIO()
@@ -339,10 +348,19 @@ def test_the_policy_asks_for_a_signature_and_a_photo(courier, route_orders, orga
         "data:image/png;base64,not-base64!!",
         "a signature",
         "data:image/png;base64," + base64.b64encode(truncated_png()).decode(),
+        "data:image/png;base64," + base64.b64encode(altered_png()).decode(),
         # Beyond a 4K screen's pixels: refused before its pixels are decoded into memory.
         "data:image/png;base64," + base64.b64encode(flat_png((4000, 2100))).decode(),
     ],
-    ids=["jpeg-url", "jpeg-as-png", "bad-base64", "text", "truncated-png", "over-4k-pixels"],
+    ids=[
+        "jpeg-url",
+        "jpeg-as-png",
+        "bad-base64",
+        "text",
+        "truncated-png",
+        "altered-png",
+        "over-4k-pixels",
+    ],
 )
 def test_a_signature_must_be_a_png_data_url(courier, route_orders, signature):
     order = route_orders[0]
