@@ -55,17 +55,7 @@ def image_decode(
     says which) when it has at most `max_pixels` (default MAX_PIXELS); raises ImageRefused
     otherwise."""
     limit = MAX_PIXELS if max_pixels is None else max_pixels
-    try:
-        with warnings.catch_warnings():
-            # Pillow only warns between MAX_IMAGE_PIXELS and twice that: refuse at the warning.
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data), formats=list(formats)) as image:
-                width, height = image.size
-                if width * height > limit:
-                    raise ImageRefused("too many pixels")
-                image.load()
-    except _UNREADABLE as exc:
-        raise ImageRefused(str(exc)) from None
+    image = _read_whole(data, formats, limit, "load")
     if image.format not in formats:
         raise ImageRefused(f"format {image.format}")
     return image
@@ -76,16 +66,24 @@ def png_verify(data: bytes, *, max_pixels: int) -> None:
     there up to IEND, each with its checksum. Its pixels are not inflated (1.5 ms of CPU for a
     600x200 signature pad's drawing, against 0.03): a truncated or altered file already fails
     a checksum, and only a file crafted with fresh checksums could hide a broken pixel stream."""
+    _read_whole(data, ("PNG",), max_pixels, "verify")
+
+
+def _read_whole(data: bytes, formats: tuple[str, ...], max_pixels: int, read: str) -> Image.Image:
+    """`data` opened as one of `formats` and read whole by its method `read` (`load` decodes,
+    `verify` checks) once it announces at most `max_pixels`; raises ImageRefused otherwise."""
     try:
         with warnings.catch_warnings():
+            # Pillow only warns between MAX_IMAGE_PIXELS and twice that: refuse at the warning.
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
+            with Image.open(io.BytesIO(data), formats=list(formats)) as image:
                 width, height = image.size
                 if width * height > max_pixels:
                     raise ImageRefused("too many pixels")
-                image.verify()
+                getattr(image, read)()
     except _UNREADABLE as exc:
         raise ImageRefused(str(exc)) from None
+    return image
 
 
 def image_reencode(data: bytes) -> CleanImage:
