@@ -80,6 +80,8 @@ def _read_whole(data: bytes, formats: tuple[str, ...], max_pixels: int, read: st
                 width, height = image.size
                 if width * height > max_pixels:
                     raise ImageRefused("too many pixels")
+                if not image.tile:  # no pixel data at all (a PNG without IDAT)
+                    raise ImageRefused("no pixel data")
                 getattr(image, read)()
     except _UNREADABLE as exc:
         raise ImageRefused(str(exc)) from None

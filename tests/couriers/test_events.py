@@ -6,6 +6,8 @@ import datetime as dt
 import io
 import os
 import re
+import struct
+import zlib
 
 import pytest
 from django.core.files.storage import storages
@@ -60,6 +62,18 @@ def altered_png() -> bytes:
     data = bytearray(out.getvalue())
     data[data.index(b"IDAT") + 100] ^= 0x01
     return bytes(data)
+
+
+def png_without_pixels() -> bytes:
+    """A PNG of a header and an end, every checksum right, and no pixel data between them."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    header = struct.pack(">IIBBBBB", 120, 40, 8, 0, 0, 0, 0)  # 120x40, 8-bit grey
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b"")
 
 
 def flat_png(size) -> bytes:
@@ -349,6 +363,7 @@ def test_the_policy_asks_for_a_signature_and_a_photo(courier, route_orders, orga
         "a signature",
         "data:image/png;base64," + base64.b64encode(truncated_png()).decode(),
         "data:image/png;base64," + base64.b64encode(altered_png()).decode(),
+        "data:image/png;base64," + base64.b64encode(png_without_pixels()).decode(),
         # Beyond a 4K screen's pixels: refused before its pixels are decoded into memory.
         "data:image/png;base64," + base64.b64encode(flat_png((4000, 2100))).decode(),
     ],
@@ -359,6 +374,7 @@ def test_the_policy_asks_for_a_signature_and_a_photo(courier, route_orders, orga
         "text",
         "truncated-png",
         "altered-png",
+        "png-without-pixels",
         "over-4k-pixels",
     ],
 )
