@@ -55,7 +55,7 @@ def image_decode(
     says which) when it has at most `max_pixels` (default MAX_PIXELS); raises ImageRefused
     otherwise."""
     limit = MAX_PIXELS if max_pixels is None else max_pixels
-    image = _read_whole(data, formats, limit, "load")
+    image = _read_whole(data, formats, limit, decode=True)
     if image.format not in formats:
         raise ImageRefused(f"format {image.format}")
     return image
@@ -66,12 +66,15 @@ def png_verify(data: bytes, *, max_pixels: int) -> None:
     there up to IEND, each with its checksum. Its pixels are not inflated (1.5 ms of CPU for a
     600x200 signature pad's drawing, against 0.03): a truncated or altered file already fails
     a checksum, and only a file crafted with fresh checksums could hide a broken pixel stream."""
-    _read_whole(data, ("PNG",), max_pixels, "verify")
+    _read_whole(data, ("PNG",), max_pixels, decode=False)
 
 
-def _read_whole(data: bytes, formats: tuple[str, ...], max_pixels: int, read: str) -> Image.Image:
-    """`data` opened as one of `formats` and read whole by its method `read` (`load` decodes,
-    `verify` checks) once it announces at most `max_pixels`; raises ImageRefused otherwise."""
+def _read_whole(
+    data: bytes, formats: tuple[str, ...], max_pixels: int, *, decode: bool
+) -> Image.Image:
+    """`data` opened as one of `formats` and read whole once it announces at most `max_pixels`:
+    its pixels decoded (`decode`), or only its structure checked; raises ImageRefused
+    otherwise."""
     try:
         with warnings.catch_warnings():
             # Pillow only warns between MAX_IMAGE_PIXELS and twice that: refuse at the warning.
@@ -80,9 +83,14 @@ def _read_whole(data: bytes, formats: tuple[str, ...], max_pixels: int, read: st
                 width, height = image.size
                 if width * height > max_pixels:
                     raise ImageRefused("too many pixels")
-                if not image.tile:  # no pixel data at all (a PNG without IDAT)
+                # No pixel data at all (a PNG without IDAT): `load` refuses it, `verify` would
+                # index the data it does not have.
+                if not image.tile:
                     raise ImageRefused("no pixel data")
-                getattr(image, read)()
+                if decode:
+                    image.load()
+                else:
+                    image.verify()
     except _UNREADABLE as exc:
         raise ImageRefused(str(exc)) from None
     return image
